@@ -1,0 +1,43 @@
+// The berth command: parses the command line and hands each subcommand to the library.
+#include <iostream>
+
+#include "berth/config.h"
+#include "berth/core/error.h"
+#include "berth/core/runtime.h"
+#include "command.h"
+
+int main(int argc, char** argv) {
+  berth::runtime::ensure_process_environment(argc, argv);
+
+  CLI::App app{"berth: fine-tune BERT-family models on CPUs and GPUs, with every tensor in its right place"};
+  app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
+  app.require_subcommand(1);
+  berth::runtime::ThreadOptions threads;
+  app.add_option("--threads", threads.threads,
+                 "Intra-op and BLAS threads; 0 = OMP_NUM_THREADS if set, else every available CPU")
+      ->envname("BERTH_THREADS")
+      ->capture_default_str();
+
+  berth::cli::CommandAction doctor = berth::cli::add_doctor_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;  // usage errors share exit code 2 with every other bad input
+  }
+  try {
+    berth::runtime::configure_threads(threads);
+    if (app.got_subcommand("doctor")) return doctor();
+    return 2;
+  } catch (const berth::Error& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 2;
+  } catch (const berth::InternalError& e) {
+    std::cerr << e.what() << std::endl;
+    return 70;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 1;
+  }
+}

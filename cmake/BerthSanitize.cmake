@@ -1,0 +1,13 @@
+# BERTH_SANITIZE=address|undefined|thread adds that sanitizer to every target.
+if(BERTH_SANITIZE STREQUAL "")
+  return()
+endif()
+if(NOT BERTH_SANITIZE MATCHES "^(address|undefined|thread)$")
+  message(FATAL_ERROR "BERTH_SANITIZE must be address, undefined or thread; found '${BERTH_SANITIZE}'")
+endif()
+set(_flags -fsanitize=${BERTH_SANITIZE} -fno-omit-frame-pointer)
+if(BERTH_SANITIZE STREQUAL "undefined")
+  list(APPEND _flags -fno-sanitize-recover=undefined)
+endif()
+add_compile_options(${_flags})
+add_link_options(-fsanitize=${BERTH_SANITIZE})

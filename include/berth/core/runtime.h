@@ -1,0 +1,40 @@
+// Process-wide runtime settings: intra-op and BLAS threads, and OpenMP's wait policy.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace berth::runtime {
+
+struct ThreadOptions {
+  // Intra-op threads; 0 = OMP_NUM_THREADS when set, else every CPU this process may run on.
+  int threads = 0;
+};
+
+struct ThreadState {
+  int cpus_available = 1;  // sched_getaffinity: what the OS lets this process use
+  int intra_op_threads = 1;
+  int interop_threads = 1;
+  std::optional<int> blas_threads;
+  std::optional<std::string> omp_num_threads;  // the environment, as given
+  std::optional<std::string> omp_wait_policy;
+};
+
+// CPUs in this process's affinity mask (cgroup/taskset aware), at least 1.
+int available_cpus();
+
+// Applies berth's measured defaults (docs/threading.md): intra-op threads = every available CPU and
+// BLAS threads equal to them (only one of the two pools runs at a time once OpenMP waits passively).
+// threads < 0 throws berth::Error. Returns the resulting state.
+ThreadState configure_threads(const ThreadOptions& options = {});
+
+ThreadState thread_state();
+
+// libgomp reads OMP_WAIT_POLICY once, when it is loaded, before main runs; its default
+// spinning wait steals the cores OpenBLAS's own threads need and halves throughput here.
+// When the variable is unset this re-executes the program (once) with OMP_WAIT_POLICY=PASSIVE;
+// set it yourself to any value, or set BERTH_NO_REEXEC=1, to keep the process as it is.
+// Call it first thing in main. Returns only when no re-exec happened (or it failed).
+void ensure_process_environment(int argc, char** argv);
+
+}  // namespace berth::runtime

@@ -1,0 +1,45 @@
+// `berth doctor`: the device and environment checklist users otherwise run by hand, as text or JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/core/blas_info.h"
+#include "berth/core/runtime.h"
+#include "berth/device/device.h"
+#include "berth/device/dist_env.h"
+
+namespace berth {
+
+struct DoctorOptions {
+  std::string device = "auto";  // the device to check, as a run would take it
+  bool allow_shared_device = false;
+};
+
+struct DoctorReport {
+  std::string berth_version;
+  std::string torch_version;
+  std::vector<std::pair<std::string, bool>> features;  // cuda, nccl, gloo, mpi, onednn, openmp, in that order
+  std::string cpu_capability;                          // the kernels libtorch dispatches to: avx2, avx512, ...
+  BlasInfo blas;
+  runtime::ThreadState threads;
+  CudaInfo cuda;
+  std::string device_order_advice;
+  std::optional<DistEnv> distributed;  // absent when the launcher variables are inconsistent
+  std::optional<std::string> device;   // the device this rank would use; absent when it cannot
+  std::vector<std::string> warnings;   // known traps: slow BLAS, oversubscribed cores, GPU numbering
+  std::vector<std::string> problems;   // errors that would stop a run; the CLI exits 2 when any
+};
+
+// Collects everything; never throws for a bad environment or device (those become problems).
+DoctorReport run_doctor(const DoctorOptions& options = {});
+
+// Human-readable checklist.
+std::string format_doctor_text(const DoctorReport& report);
+
+// One JSON object: berth_version, torch_version, features, blas, threads, cuda {available, device_count,
+// devices, ...}, distributed {rank, world_size, local_rank, local_world_size, source}, device, warnings, problems.
+std::string format_doctor_json(const DoctorReport& report);
+
+}  // namespace berth

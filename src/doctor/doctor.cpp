@@ -1,0 +1,224 @@
+// Gathers berth doctor's checklist: versions, build features, BLAS and threads, CUDA, the launcher and the rank's device.
+#include "berth/doctor/doctor.h"
+
+#include <ATen/Context.h>
+#include <torch/version.h>
+
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "berth/config.h"
+#include "berth/core/error.h"
+#include "berth/device/rank_device.h"
+
+namespace berth {
+namespace {
+
+// libtorch does not export its dispatch query; its build string names the capability it uses.
+std::string cpu_capability_name() {
+  std::string config = at::show_config();
+  const std::string key = "CPU capability usage: ";
+  auto at = config.find(key);
+  if (at == std::string::npos) return "unknown";
+  auto start = at + key.size();
+  std::string name = config.substr(start, config.find('\n', start) - start);
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+bool built_with(const std::string& flag) { return at::show_config().find(flag + "=ON") != std::string::npos; }
+
+std::string bytes_text(int64_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return out.str();
+}
+
+void add_thread_warnings(DoctorReport& report) {
+  const auto& t = report.threads;
+  int ranks_here = report.distributed ? report.distributed->local_world_size : 1;
+  if (t.intra_op_threads * ranks_here > t.cpus_available) {
+    report.warnings.push_back(detail::concat(
+        ranks_here, " local rank(s) x ", t.intra_op_threads, " intra-op threads = ", t.intra_op_threads * ranks_here,
+        " threads on ", t.cpus_available, " CPUs: oversubscribed cores slow every rank. Fix: --threads ",
+        std::max(1, t.cpus_available / ranks_here), " (CPUs / local ranks)"));
+  }
+  bool spinning = !t.omp_wait_policy || *t.omp_wait_policy != "PASSIVE";
+  if (spinning && t.intra_op_threads > 1 && t.blas_threads.value_or(1) > 1) {
+    report.warnings.push_back(
+        "OMP_WAIT_POLICY is " + t.omp_wait_policy.value_or("unset") +
+        ": OpenMP threads spin while OpenBLAS's own threads need the same cores (measured here: up to 10x "
+        "slower steps). Fix: export OMP_WAIT_POLICY=PASSIVE before starting the process (setting it inside the "
+        "program is too late); the berth command does this itself unless the variable is already set");
+  }
+}
+
+void add_blas_warnings(DoctorReport& report) {
+  if (report.blas.kind == BlasInfo::Kind::Reference) {
+    report.warnings.push_back(
+        "BLAS is the reference implementation (" + report.blas.library_path +
+        "): libtorch matmuls run about 18x slower than with OpenBLAS. Fix: apt-get install libopenblas0-pthread "
+        "(or: update-alternatives --config libblas.so.3-x86_64-linux-gnu)");
+  } else if (report.blas.kind == BlasInfo::Kind::None) {
+    report.warnings.push_back(
+        "no BLAS library is loaded in this process; libtorch falls back to its own slow matmuls. Fix: install "
+        "libopenblas0-pthread");
+  }
+}
+
+void add_cuda_warnings(DoctorReport& report) {
+  const auto& cuda = report.cuda;
+  if (!cuda.compiled && cuda.visible_devices) {
+    report.warnings.push_back("CUDA_VISIBLE_DEVICES=" + *cuda.visible_devices +
+                              " is set, but this libtorch has no CUDA: every rank runs on the CPU");
+  }
+  if (cuda.device_count > 1 && !cuda.device_order) {
+    report.warnings.push_back(
+        "CUDA_DEVICE_ORDER is unset: cuda:N may not be nvidia-smi's GPU N. Fix: export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  }
+}
+
+}  // namespace
+
+DoctorReport run_doctor(const DoctorOptions& options) {
+  DoctorReport report;
+  report.berth_version = BERTH_VERSION;
+  report.torch_version = TORCH_VERSION;
+  report.features = {{"cuda", BERTH_WITH_CUDA != 0},  {"nccl", BERTH_WITH_NCCL != 0},
+                     {"gloo", BERTH_WITH_GLOO != 0},  {"mpi", built_with("USE_MPI")},
+                     {"onednn", at::hasMKLDNN()},     {"openmp", at::hasOpenMP()}};
+  report.cpu_capability = cpu_capability_name();
+  report.blas = query_blas();
+  report.threads = runtime::thread_state();
+  report.cuda = query_cuda();
+  report.device_order_advice = device_order_advice(report.cuda);
+
+  try {
+    report.distributed = detect_dist_env();
+  } catch (const Error& e) {
+    report.problems.push_back(e.what());
+  }
+  try {
+    DeviceRequest request = parse_device(options.device);
+    DistEnv env = report.distributed.value_or(DistEnv{});
+    c10::Device device = device_for_rank(request, env, report.cuda, {options.allow_shared_device});
+    if (report.distributed) report.device = device_name(device);
+  } catch (const Error& e) {
+    report.problems.push_back(e.what());
+  }
+  add_thread_warnings(report);
+  add_blas_warnings(report);
+  add_cuda_warnings(report);
+  return report;
+}
+
+std::string format_doctor_text(const DoctorReport& r) {
+  std::ostringstream out;
+  auto yes_no = [](bool b) { return b ? "yes" : "no"; };
+  out << "berth doctor\n";
+  out << "  berth " << r.berth_version << ", libtorch " << r.torch_version << "\n";
+  out << "  features:";
+  for (const auto& [name, on] : r.features) out << " " << name << "=" << yes_no(on);
+  out << "\n  cpu kernels: " << r.cpu_capability << "\n";
+  out << "\nBLAS and threads\n";
+  out << "  blas: " << to_string(r.blas.kind);
+  if (!r.blas.library_path.empty()) out << " (" << r.blas.library_path << ")";
+  if (!r.blas.config.empty()) out << " " << r.blas.config;
+  out << "\n";
+  out << "  cpus available: " << r.threads.cpus_available << ", intra-op threads: " << r.threads.intra_op_threads
+      << ", inter-op threads: " << r.threads.interop_threads
+      << ", blas threads: " << (r.threads.blas_threads ? std::to_string(*r.threads.blas_threads) : "unknown") << "\n";
+  out << "  OMP_NUM_THREADS=" << r.threads.omp_num_threads.value_or("(unset)")
+      << " OMP_WAIT_POLICY=" << r.threads.omp_wait_policy.value_or("(unset)") << "\n";
+  out << "\nCUDA\n";
+  out << "  compiled with CUDA: " << yes_no(r.cuda.compiled) << ", available: " << yes_no(r.cuda.available)
+      << ", devices: " << r.cuda.device_count << "\n";
+  for (const auto& d : r.cuda.devices) {
+    out << "  cuda:" << d.index << "  " << d.name << "  " << bytes_text(d.total_memory_bytes) << "  sm_"
+        << d.compute_major << d.compute_minor << "\n";
+  }
+  out << "  CUDA_VISIBLE_DEVICES=" << r.cuda.visible_devices.value_or("(unset)")
+      << " CUDA_DEVICE_ORDER=" << r.cuda.device_order.value_or("(unset)") << "\n";
+  out << "  " << r.device_order_advice << "\n";
+  out << "\nDistributed\n";
+  if (r.distributed) {
+    const auto& d = *r.distributed;
+    out << "  launcher: " << to_string(d.source) << ", rank " << d.rank << " of " << d.world_size << ", local rank "
+        << d.local_rank << " of " << d.local_world_size;
+    if (d.master_addr) out << ", master " << *d.master_addr << ":" << (d.master_port ? std::to_string(*d.master_port) : "?");
+    out << "\n";
+  } else {
+    out << "  launcher: inconsistent (see problems)\n";
+  }
+  out << "  this rank's device: " << r.device.value_or("(none: see problems)") << "\n";
+  if (!r.warnings.empty()) {
+    out << "\nWarnings\n";
+    for (const auto& w : r.warnings) out << "  - " << w << "\n";
+  }
+  if (!r.problems.empty()) {
+    out << "\nProblems\n";
+    for (const auto& p : r.problems) out << "  - " << p << "\n";
+  } else {
+    out << "\nNo problems found.\n";
+  }
+  return out.str();
+}
+
+std::string format_doctor_json(const DoctorReport& r) {
+  using json = nlohmann::ordered_json;
+  json features = json::object();
+  for (const auto& [name, on] : r.features) features[name] = on;
+  json devices = json::array();
+  for (const auto& d : r.cuda.devices) {
+    devices.push_back({{"index", d.index},
+                       {"name", d.name},
+                       {"total_memory_bytes", d.total_memory_bytes},
+                       {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
+  }
+  auto optional_string = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
+  json distributed = nullptr;
+  if (r.distributed) {
+    const auto& d = *r.distributed;
+    distributed = {{"rank", d.rank},
+                   {"world_size", d.world_size},
+                   {"local_rank", d.local_rank},
+                   {"local_world_size", d.local_world_size},
+                   {"source", to_string(d.source)},
+                   {"master_addr", optional_string(d.master_addr)},
+                   {"master_port", d.master_port ? json(*d.master_port) : json(nullptr)}};
+  }
+  json out = {
+      {"berth_version", r.berth_version},
+      {"torch_version", r.torch_version},
+      {"features", features},
+      {"cpu_capability", r.cpu_capability},
+      {"blas",
+       {{"kind", to_string(r.blas.kind)},
+        {"library", r.blas.library_path},
+        {"config", r.blas.config},
+        {"threads", r.blas.num_threads ? json(*r.blas.num_threads) : json(nullptr)}}},
+      {"threads",
+       {{"cpus_available", r.threads.cpus_available},
+        {"intra_op", r.threads.intra_op_threads},
+        {"interop", r.threads.interop_threads},
+        {"blas", r.threads.blas_threads ? json(*r.threads.blas_threads) : json(nullptr)},
+        {"omp_num_threads", optional_string(r.threads.omp_num_threads)},
+        {"omp_wait_policy", optional_string(r.threads.omp_wait_policy)}}},
+      {"cuda",
+       {{"compiled", r.cuda.compiled},
+        {"available", r.cuda.available},
+        {"device_count", r.cuda.device_count},
+        {"devices", devices},
+        {"visible_devices", optional_string(r.cuda.visible_devices)},
+        {"device_order", optional_string(r.cuda.device_order)},
+        {"device_order_advice", r.device_order_advice}}},
+      {"distributed", distributed},
+      {"device", optional_string(r.device)},
+      {"warnings", r.warnings},
+      {"problems", r.problems},
+  };
+  return out.dump(2);
+}
+
+}  // namespace berth

@@ -1,0 +1,90 @@
+// The berth command as users run it: `berth doctor` output, JSON and exit codes for bad environments.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the built CLI with extra environment assignments; launcher variables from the
+// test's own environment are removed so each case starts clean.
+CliResult run_cli(const std::string& env_assignments, const std::string& args, bool merge_stderr = true) {
+  std::string command = "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u OMPI_COMM_WORLD_RANK " +
+                        env_assignments + " timeout 60 " + BERTH_CLI_PATH + " " + args +
+                        (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+TEST(DoctorCli, JsonParsesAndNamesThisRank) {
+  auto result = run_cli("", "doctor --json", /*merge_stderr=*/false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto json = nlohmann::json::parse(result.output);
+  EXPECT_EQ(json["distributed"]["world_size"], 1);
+  EXPECT_TRUE(json["device"].is_string());
+  // The CLI re-executes itself with OpenMP's passive wait unless the user chose a policy.
+  EXPECT_EQ(json["threads"]["omp_wait_policy"], "PASSIVE");
+}
+
+TEST(DoctorCli, UserChosenWaitPolicyIsKept) {
+  auto result = run_cli("OMP_WAIT_POLICY=ACTIVE", "doctor --json", false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(nlohmann::json::parse(result.output)["threads"]["omp_wait_policy"], "ACTIVE");
+}
+
+TEST(DoctorCli, RankBeyondWorldSizeExitsTwoWithTheFix) {
+  auto result = run_cli("RANK=3 WORLD_SIZE=2", "doctor");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("error: RANK=3 but WORLD_SIZE=2"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("Fix:"), std::string::npos) << result.output;
+}
+
+TEST(DoctorCli, MissingCudaDeviceExitsTwoWithTheFix) {
+  auto result = run_cli("", "doctor --device cuda:1");
+  if (result.exit_code == 0) GTEST_SKIP() << "this machine has a cuda:1";
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("error: device 'cuda:1' requested"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("Fix:"), std::string::npos) << result.output;
+}
+
+TEST(DoctorCli, BadDeviceSpellingListsAcceptedForms) {
+  auto result = run_cli("", "doctor --device gpu0");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("gpu0"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("cuda:N"), std::string::npos) << result.output;
+}
+
+TEST(DoctorCli, DeviceFromEnvironmentVariable) {
+  auto result = run_cli("BERTH_DEVICE=cpu", "doctor --json", false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(nlohmann::json::parse(result.output)["device"], "cpu");
+}
+
+TEST(DoctorCli, UnknownFlagIsAUsageErrorWithExitTwo) {
+  auto result = run_cli("", "doctor --bogus");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--bogus"), std::string::npos) << result.output;
+}
+
+TEST(DoctorCli, NegativeThreadsExitTwo) {
+  auto result = run_cli("", "--threads -1 doctor");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("found -1"), std::string::npos) << result.output;
+}
+
+}  // namespace

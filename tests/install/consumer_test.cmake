@@ -1,0 +1,30 @@
+# ctest script: install berth into a fresh prefix, build tests/install/consumer against it, run it.
+foreach(var BERTH_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "consumer_test.cmake needs -D${var}=...")
+  endif()
+endforeach()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run_step("install" ${CMAKE_COMMAND} --install ${BERTH_BUILD_DIR} --prefix ${prefix})
+run_step("configure consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G Ninja
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
+run_step("build consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run_step("run consumer" ${WORK_DIR}/build/consumer)
+message(STATUS "${step_output}")
+foreach(expected "consumer: cpu | placement:" "consumer: caught invalid device 'gpu'")
+  string(FIND "${step_output}" "${expected}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "consumer output lacks '${expected}':\n${step_output}")
+  endif()
+endforeach()
