@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     auto loss = model->forward(x).square().mean();
     loss.backward();
     opt.step();
-    double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double elapsed =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (s >= 2) ms.push_back(elapsed);  // the first steps allocate and warm caches
   }
   std::sort(ms.begin(), ms.end());

@@ -7,7 +7,8 @@
 namespace berth::cli {
 
 CommandAction add_doctor_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("doctor", "Check versions, BLAS, threads, CUDA, the launcher and this rank's device");
+  auto* cmd = app.add_subcommand("doctor",
+                                 "Check versions, BLAS, threads, CUDA, the launcher and this rank's device");
   auto options = std::make_shared<DoctorOptions>();
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print one JSON object instead of the checklist");

@@ -16,17 +16,24 @@ Fn find_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
 }
 
-bool contains(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const char* needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 }  // namespace
 
 std::string to_string(BlasInfo::Kind kind) {
   switch (kind) {
-    case BlasInfo::Kind::OpenBLAS: return "openblas";
-    case BlasInfo::Kind::MKL: return "mkl";
-    case BlasInfo::Kind::Reference: return "reference";
-    case BlasInfo::Kind::Unknown: return "unknown";
-    case BlasInfo::Kind::None: return "none";
+    case BlasInfo::Kind::OpenBLAS:
+      return "openblas";
+    case BlasInfo::Kind::MKL:
+      return "mkl";
+    case BlasInfo::Kind::Reference:
+      return "reference";
+    case BlasInfo::Kind::Unknown:
+      return "unknown";
+    case BlasInfo::Kind::None:
+      return "none";
   }
   return "unknown";
 }
@@ -53,14 +60,16 @@ BlasInfo query_blas() {
       info.kind = BlasInfo::Kind::MKL;
     } else if (info.kind == BlasInfo::Kind::None) {
       // Debian's reference BLAS lives in .../blas/libblas.so.3; a libblas we cannot name stays unknown.
-      info.kind = contains(info.library_path, "/blas/libblas") ? BlasInfo::Kind::Reference : BlasInfo::Kind::Unknown;
+      info.kind =
+          contains(info.library_path, "/blas/libblas") ? BlasInfo::Kind::Reference : BlasInfo::Kind::Unknown;
     }
   }
   // Symbols are the ground truth: an OpenBLAS linked under another name still answers.
   if (auto get_config = find_symbol<char* (*)()>("openblas_get_config")) {
     info.kind = BlasInfo::Kind::OpenBLAS;
     info.config = get_config();
-    if (auto get_threads = find_symbol<int (*)()>("openblas_get_num_threads")) info.num_threads = get_threads();
+    if (auto get_threads = find_symbol<int (*)()>("openblas_get_num_threads"))
+      info.num_threads = get_threads();
   } else if (auto mkl_threads = find_symbol<int (*)()>("MKL_Get_Max_Threads")) {
     info.kind = BlasInfo::Kind::MKL;
     info.num_threads = mkl_threads();

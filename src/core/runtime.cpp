@@ -34,8 +34,8 @@ int available_cpus() {
 }
 
 ThreadState configure_threads(const ThreadOptions& options) {
-  BERTH_CHECK(options.threads >= 0, "threads must be 0 (automatic) or a positive count, found ", options.threads,
-              ". Fix: pass --threads N with N >= 1, or omit it to use every available CPU");
+  BERTH_CHECK(options.threads >= 0, "threads must be 0 (automatic) or a positive count, found ",
+              options.threads, ". Fix: pass --threads N with N >= 1, or omit it to use every available CPU");
   int threads = options.threads;
   if (threads == 0) {
     auto from_env = env("OMP_NUM_THREADS");

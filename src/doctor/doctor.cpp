@@ -1,4 +1,5 @@
-// Gathers berth doctor's checklist: versions, build features, BLAS and threads, CUDA, the launcher and the rank's device.
+// Gathers berth doctor's checklist: versions, build features, BLAS and threads, CUDA, the launcher and the
+// rank's device.
 #include "berth/doctor/doctor.h"
 
 #include <ATen/Context.h>
@@ -31,7 +32,8 @@ bool built_with(const std::string& flag) { return at::show_config().find(flag + 
 
 std::string bytes_text(int64_t bytes) {
   std::ostringstream out;
-  out << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  out << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)
+      << " GiB";
   return out.str();
 }
 
@@ -39,30 +41,33 @@ void add_thread_warnings(DoctorReport& report) {
   const auto& t = report.threads;
   int ranks_here = report.distributed ? report.distributed->local_world_size : 1;
   if (t.intra_op_threads * ranks_here > t.cpus_available) {
-    report.warnings.push_back(detail::concat(
-        ranks_here, " local rank(s) x ", t.intra_op_threads, " intra-op threads = ", t.intra_op_threads * ranks_here,
-        " threads on ", t.cpus_available, " CPUs: oversubscribed cores slow every rank. Fix: --threads ",
-        std::max(1, t.cpus_available / ranks_here), " (CPUs / local ranks)"));
+    report.warnings.push_back(
+        detail::concat(ranks_here, " local rank(s) x ", t.intra_op_threads,
+                       " intra-op threads = ", t.intra_op_threads * ranks_here, " threads on ",
+                       t.cpus_available, " CPUs: oversubscribed cores slow every rank. Fix: --threads ",
+                       std::max(1, t.cpus_available / ranks_here), " (CPUs / local ranks)"));
   }
   bool spinning = !t.omp_wait_policy || *t.omp_wait_policy != "PASSIVE";
   if (spinning && t.intra_op_threads > 1 && t.blas_threads.value_or(1) > 1) {
     report.warnings.push_back(
         "OMP_WAIT_POLICY is " + t.omp_wait_policy.value_or("unset") +
         ": OpenMP threads spin while OpenBLAS's own threads need the same cores (measured here: up to 10x "
-        "slower steps). Fix: export OMP_WAIT_POLICY=PASSIVE before starting the process (setting it inside the "
+        "slower steps). Fix: export OMP_WAIT_POLICY=PASSIVE before starting the process (setting it inside "
+        "the "
         "program is too late); the berth command does this itself unless the variable is already set");
   }
 }
 
 void add_blas_warnings(DoctorReport& report) {
   if (report.blas.kind == BlasInfo::Kind::Reference) {
-    report.warnings.push_back(
-        "BLAS is the reference implementation (" + report.blas.library_path +
-        "): libtorch matmuls run about 18x slower than with OpenBLAS. Fix: apt-get install libopenblas0-pthread "
-        "(or: update-alternatives --config libblas.so.3-x86_64-linux-gnu)");
+    report.warnings.push_back("BLAS is the reference implementation (" + report.blas.library_path +
+                              "): libtorch matmuls run about 18x slower than with OpenBLAS. Fix: apt-get "
+                              "install libopenblas0-pthread "
+                              "(or: update-alternatives --config libblas.so.3-x86_64-linux-gnu)");
   } else if (report.blas.kind == BlasInfo::Kind::None) {
     report.warnings.push_back(
-        "no BLAS library is loaded in this process; libtorch falls back to its own slow matmuls. Fix: install "
+        "no BLAS library is loaded in this process; libtorch falls back to its own slow matmuls. Fix: "
+        "install "
         "libopenblas0-pthread");
   }
 }
@@ -75,7 +80,8 @@ void add_cuda_warnings(DoctorReport& report) {
   }
   if (cuda.device_count > 1 && !cuda.device_order) {
     report.warnings.push_back(
-        "CUDA_DEVICE_ORDER is unset: cuda:N may not be nvidia-smi's GPU N. Fix: export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+        "CUDA_DEVICE_ORDER is unset: cuda:N may not be nvidia-smi's GPU N. Fix: export "
+        "CUDA_DEVICE_ORDER=PCI_BUS_ID");
   }
 }
 
@@ -85,9 +91,9 @@ DoctorReport run_doctor(const DoctorOptions& options) {
   DoctorReport report;
   report.berth_version = BERTH_VERSION;
   report.torch_version = TORCH_VERSION;
-  report.features = {{"cuda", BERTH_WITH_CUDA != 0},  {"nccl", BERTH_WITH_NCCL != 0},
-                     {"gloo", BERTH_WITH_GLOO != 0},  {"mpi", built_with("USE_MPI")},
-                     {"onednn", at::hasMKLDNN()},     {"openmp", at::hasOpenMP()}};
+  report.features = {{"cuda", BERTH_WITH_CUDA != 0}, {"nccl", BERTH_WITH_NCCL != 0},
+                     {"gloo", BERTH_WITH_GLOO != 0}, {"mpi", built_with("USE_MPI")},
+                     {"onednn", at::hasMKLDNN()},    {"openmp", at::hasOpenMP()}};
   report.cpu_capability = cpu_capability_name();
   report.blas = query_blas();
   report.threads = runtime::thread_state();
@@ -126,9 +132,11 @@ std::string format_doctor_text(const DoctorReport& r) {
   if (!r.blas.library_path.empty()) out << " (" << r.blas.library_path << ")";
   if (!r.blas.config.empty()) out << " " << r.blas.config;
   out << "\n";
-  out << "  cpus available: " << r.threads.cpus_available << ", intra-op threads: " << r.threads.intra_op_threads
+  out << "  cpus available: " << r.threads.cpus_available
+      << ", intra-op threads: " << r.threads.intra_op_threads
       << ", inter-op threads: " << r.threads.interop_threads
-      << ", blas threads: " << (r.threads.blas_threads ? std::to_string(*r.threads.blas_threads) : "unknown") << "\n";
+      << ", blas threads: " << (r.threads.blas_threads ? std::to_string(*r.threads.blas_threads) : "unknown")
+      << "\n";
   out << "  OMP_NUM_THREADS=" << r.threads.omp_num_threads.value_or("(unset)")
       << " OMP_WAIT_POLICY=" << r.threads.omp_wait_policy.value_or("(unset)") << "\n";
   out << "\nCUDA\n";
@@ -144,9 +152,10 @@ std::string format_doctor_text(const DoctorReport& r) {
   out << "\nDistributed\n";
   if (r.distributed) {
     const auto& d = *r.distributed;
-    out << "  launcher: " << to_string(d.source) << ", rank " << d.rank << " of " << d.world_size << ", local rank "
-        << d.local_rank << " of " << d.local_world_size;
-    if (d.master_addr) out << ", master " << *d.master_addr << ":" << (d.master_port ? std::to_string(*d.master_port) : "?");
+    out << "  launcher: " << to_string(d.source) << ", rank " << d.rank << " of " << d.world_size
+        << ", local rank " << d.local_rank << " of " << d.local_world_size;
+    if (d.master_addr)
+      out << ", master " << *d.master_addr << ":" << (d.master_port ? std::to_string(*d.master_port) : "?");
     out << "\n";
   } else {
     out << "  launcher: inconsistent (see problems)\n";
@@ -171,10 +180,11 @@ std::string format_doctor_json(const DoctorReport& r) {
   for (const auto& [name, on] : r.features) features[name] = on;
   json devices = json::array();
   for (const auto& d : r.cuda.devices) {
-    devices.push_back({{"index", d.index},
-                       {"name", d.name},
-                       {"total_memory_bytes", d.total_memory_bytes},
-                       {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
+    devices.push_back(
+        {{"index", d.index},
+         {"name", d.name},
+         {"total_memory_bytes", d.total_memory_bytes},
+         {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
   }
   auto optional_string = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
   json distributed = nullptr;

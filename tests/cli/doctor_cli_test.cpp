@@ -17,9 +17,10 @@ struct CliResult {
 // Runs the built CLI with extra environment assignments; launcher variables from the
 // test's own environment are removed so each case starts clean.
 CliResult run_cli(const std::string& env_assignments, const std::string& args, bool merge_stderr = true) {
-  std::string command = "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u OMPI_COMM_WORLD_RANK " +
-                        env_assignments + " timeout 60 " + BERTH_CLI_PATH + " " + args +
-                        (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  std::string command =
+      "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u OMPI_COMM_WORLD_RANK " +
+      env_assignments + " timeout 60 " + BERTH_CLI_PATH + " " + args +
+      (merge_stderr ? " 2>&1" : " 2>/dev/null");
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

@@ -19,8 +19,10 @@ class Runtime : public ::testing::Test {
   }
   void TearDown() override {
     at::set_num_threads(saved_threads_);
-    if (saved_env_) setenv("OMP_NUM_THREADS", saved_env_->c_str(), 1);
-    else unsetenv("OMP_NUM_THREADS");
+    if (saved_env_)
+      setenv("OMP_NUM_THREADS", saved_env_->c_str(), 1);
+    else
+      unsetenv("OMP_NUM_THREADS");
   }
   int saved_threads_ = 1;
   std::optional<std::string> saved_env_;

@@ -1,4 +1,5 @@
-// berth doctor's report, gathered in this process: JSON keys, problems for bad launcher variables and devices.
+// berth doctor's report, gathered in this process: JSON keys, problems for bad launcher variables and
+// devices.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -16,14 +17,18 @@ class ScopedEnv {
     for (const auto& [name, value] : vars) {
       const char* old = getenv(name);
       saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      if (value) setenv(name, value, 1);
-      else unsetenv(name);
+      if (value)
+        setenv(name, value, 1);
+      else
+        unsetenv(name);
     }
   }
   ~ScopedEnv() {
     for (const auto& [name, value] : saved_) {
-      if (value) setenv(name.c_str(), value->c_str(), 1);
-      else unsetenv(name.c_str());
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
     }
   }
 
@@ -41,14 +46,16 @@ TEST(Doctor, JsonHasTheDocumentedKeys) {
   ScopedEnv env({{"RANK", nullptr}, {"WORLD_SIZE", nullptr}, {"LOCAL_RANK", nullptr}});
   auto report = berth::run_doctor();
   auto json = nlohmann::json::parse(berth::format_doctor_json(report));
-  for (const char* key : {"berth_version", "torch_version", "features", "blas", "threads", "cuda", "distributed",
-                          "device", "warnings", "problems"}) {
+  for (const char* key : {"berth_version", "torch_version", "features", "blas", "threads", "cuda",
+                          "distributed", "device", "warnings", "problems"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  for (const char* key : {"available", "device_count", "devices"}) EXPECT_TRUE(json["cuda"].contains(key)) << key;
+  for (const char* key : {"available", "device_count", "devices"})
+    EXPECT_TRUE(json["cuda"].contains(key)) << key;
   for (const char* key : {"rank", "world_size", "local_rank", "local_world_size", "source"})
     EXPECT_TRUE(json["distributed"].contains(key)) << key;
-  for (const char* key : {"cuda", "nccl", "gloo", "mpi", "onednn"}) EXPECT_TRUE(json["features"].contains(key)) << key;
+  for (const char* key : {"cuda", "nccl", "gloo", "mpi", "onednn"})
+    EXPECT_TRUE(json["features"].contains(key)) << key;
   EXPECT_EQ(json["berth_version"], BERTH_VERSION);
   EXPECT_EQ(json["distributed"]["source"], "none");
   EXPECT_EQ(json["cuda"]["device_count"].get<int>(), report.cuda.device_count);
@@ -93,7 +100,8 @@ TEST(Doctor, SpinningOpenMpWithSeveralThreadsIsWarned) {
 
 TEST(Doctor, TextNamesEverySection) {
   auto text = berth::format_doctor_text(berth::run_doctor());
-  for (const char* section : {"berth doctor", "BLAS and threads", "CUDA", "Distributed", "this rank's device"})
+  for (const char* section :
+       {"berth doctor", "BLAS and threads", "CUDA", "Distributed", "this rank's device"})
     EXPECT_NE(text.find(section), std::string::npos) << section;
 }
 

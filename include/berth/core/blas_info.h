@@ -9,8 +9,8 @@ namespace berth {
 struct BlasInfo {
   enum class Kind { OpenBLAS, MKL, Reference, Unknown, None };
   Kind kind = Kind::None;
-  std::string library_path;       // the resolved file mapped into this process
-  std::string config;             // openblas_get_config() / vendor string, when available
+  std::string library_path;        // the resolved file mapped into this process
+  std::string config;              // openblas_get_config() / vendor string, when available
   std::optional<int> num_threads;  // BLAS's own thread pool size, when it can be read
 };
 

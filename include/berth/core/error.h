@@ -43,21 +43,21 @@ std::string concat(Args&&... args) {
 
 // Throws berth::Error (or ErrorType) whose text is the streamed arguments, e.g.
 //   BERTH_CHECK(n > 0, "--threads must be positive, found ", n, ". Fix: pass --threads 1 or more");
-#define BERTH_CHECK(cond, ...)                                        \
-  do {                                                                \
+#define BERTH_CHECK(cond, ...)                                               \
+  do {                                                                       \
     if (!(cond)) throw ::berth::Error(::berth::detail::concat(__VA_ARGS__)); \
   } while (false)
 
-#define BERTH_CHECK_AS(ErrorType, cond, ...)                          \
-  do {                                                                \
+#define BERTH_CHECK_AS(ErrorType, cond, ...)                            \
+  do {                                                                  \
     if (!(cond)) throw ErrorType(::berth::detail::concat(__VA_ARGS__)); \
   } while (false)
 
 #define BERTH_FAIL(...) throw ::berth::Error(::berth::detail::concat(__VA_ARGS__))
 
 // Marks an invariant of berth's own code; failing it is a berth bug.
-#define BERTH_BUG(cond, ...)                                                                    \
-  do {                                                                                          \
-    if (!(cond))                                                                                \
+#define BERTH_BUG(cond, ...)                                                                       \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
       ::berth::detail::throw_bug(#cond, __FILE__, __LINE__, ::berth::detail::concat(__VA_ARGS__)); \
   } while (false)

@@ -1,4 +1,5 @@
-// Device requests ("auto", "cpu", "cuda", "cuda:N", "meta"), what CUDA this process sees, and checking one against the other.
+// Device requests ("auto", "cpu", "cuda", "cuda:N", "meta"), what CUDA this process sees, and checking one
+// against the other.
 #pragma once
 
 #include <c10/core/Device.h>

@@ -1,4 +1,5 @@
-// Who this process is in a distributed run: detected from torchrun, OpenMPI, Slurm (srun) or MPICH/PMI variables.
+// Who this process is in a distributed run: detected from torchrun, OpenMPI, Slurm (srun) or MPICH/PMI
+// variables.
 #pragma once
 
 #include <functional>

@@ -21,7 +21,7 @@ struct DoctorReport {
   std::string berth_version;
   std::string torch_version;
   std::vector<std::pair<std::string, bool>> features;  // cuda, nccl, gloo, mpi, onednn, openmp, in that order
-  std::string cpu_capability;                          // the kernels libtorch dispatches to: avx2, avx512, ...
+  std::string cpu_capability;  // the kernels libtorch dispatches to: avx2, avx512, ...
   BlasInfo blas;
   runtime::ThreadState threads;
   CudaInfo cuda;
@@ -39,7 +39,8 @@ DoctorReport run_doctor(const DoctorOptions& options = {});
 std::string format_doctor_text(const DoctorReport& report);
 
 // One JSON object: berth_version, torch_version, features, blas, threads, cuda {available, device_count,
-// devices, ...}, distributed {rank, world_size, local_rank, local_world_size, source}, device, warnings, problems.
+// devices, ...}, distributed {rank, world_size, local_rank, local_world_size, source}, device, warnings,
+// problems.
 std::string format_doctor_json(const DoctorReport& report);
 
 }  // namespace berth

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# GPU check, for a machine with a CUDA libtorch (a pip torch): builds berth against it, runs the suite
+# (CUDA-only tests run instead of skipping) and the doctor checks that need real GPUs. A few minutes.
+# Needs nlohmann-json, CLI11 and GoogleTest headers/libraries; BERTH_GPU_DEPS=DIR adds DIR/include and DIR/lib.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+py=${PYTHON:-python3}
+torch_prefix=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+extra=()
+if [ -n "${BERTH_GPU_DEPS:-}" ]; then
+  extra+=("-DCMAKE_PREFIX_PATH=$BERTH_GPU_DEPS;$torch_prefix" "-DCMAKE_CXX_FLAGS=-isystem $BERTH_GPU_DEPS/include")
+else
+  extra+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
+fi
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF "${extra[@]}"
+cmake --build build-gpu -j "$(nproc)"
+grep -q '#define BERTH_WITH_CUDA 1' build-gpu/include/berth/config.h || { echo "gpu: torch has no CUDA"; exit 1; }
+
+berth=build-gpu/bin/berth
+"$berth" doctor
+count=$("$berth" doctor --json | "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["cuda"]["device_count"])')
+[ "$count" -ge 1 ] || { echo "gpu: doctor sees no CUDA device"; exit 1; }
+"$berth" doctor --device "cuda:$((count - 1))" >/dev/null
+if "$berth" doctor --device "cuda:$count" >/tmp/berth-gpu.out 2>&1; then
+  echo "gpu: cuda:$count should not exist"; exit 1
+fi
+grep -q "only $count CUDA device" /tmp/berth-gpu.out || { cat /tmp/berth-gpu.out; exit 1; }
+# Two local ranks on one GPU is refused unless allowed.
+if [ "$count" -eq 1 ]; then
+  LOCAL_RANK=1 RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 "$berth" doctor >/dev/null 2>&1 && { echo "gpu: shared GPU accepted"; exit 1; }
+  LOCAL_RANK=1 RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 "$berth" doctor --allow-shared-device >/dev/null
+fi
+ctest --test-dir build-gpu -j 4 --output-on-failure -E 'style\.'
+echo "gpu: ok"
