@@ -1,11 +1,10 @@
-// Finds the BLAS library mapped into this process: Debian's libblas.so.3 is an alternative
+// Finds the BLAS library that serves this process's matmuls: Debian's libblas.so.3 is an alternative
 // that may point at OpenBLAS or at the 18x slower reference implementation.
 #include "berth/core/blas_info.h"
 
 #include <dlfcn.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 namespace berth {
@@ -38,41 +37,36 @@ std::string to_string(BlasInfo::Kind kind) {
   return "unknown";
 }
 
+BlasInfo::Kind kind_of_library(const std::string& path) {
+  if (contains(path, "openblas")) return BlasInfo::Kind::OpenBLAS;
+  if (contains(path, "mkl")) return BlasInfo::Kind::MKL;
+  // Debian's reference BLAS lives in .../blas/libblas.so.3.
+  if (contains(path, "/blas/libblas")) return BlasInfo::Kind::Reference;
+  return BlasInfo::Kind::Unknown;
+}
+
 BlasInfo query_blas() {
   BlasInfo info;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    auto slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    std::string path = line.substr(slash);
-    std::string file = std::filesystem::path(path).filename().string();
-    bool blas_like = contains(file, "blas") || contains(file, "mkl_rt") || contains(file, "mkl_core");
-    if (!blas_like || contains(file, "cublas")) continue;
+  // Several BLAS libraries can be mapped at once (libtorch links libblas.so.3 and, through LAPACK,
+  // OpenBLAS); what matters is the one that serves sgemm_, so ask the dynamic linker which that is.
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info where{};
+  if (sgemm != nullptr && dladdr(sgemm, &where) != 0 && where.dli_fname != nullptr) {
     std::error_code ec;
-    auto resolved = std::filesystem::canonical(path, ec);
-    info.library_path = ec ? path : resolved.string();
-    if (contains(info.library_path, "openblas")) {
+    auto resolved = std::filesystem::canonical(where.dli_fname, ec);
+    info.library_path = ec ? std::string(where.dli_fname) : resolved.string();
+    info.kind = kind_of_library(info.library_path);
+  }
+  if (info.kind == BlasInfo::Kind::OpenBLAS || info.kind == BlasInfo::Kind::Unknown) {
+    if (auto get_config = find_symbol<char* (*)()>("openblas_get_config")) {
       info.kind = BlasInfo::Kind::OpenBLAS;
-      break;  // the strongest answer; keep scanning only for weaker ones
-    }
-    if (contains(info.library_path, "mkl")) {
-      info.kind = BlasInfo::Kind::MKL;
-    } else if (info.kind == BlasInfo::Kind::None) {
-      // Debian's reference BLAS lives in .../blas/libblas.so.3; a libblas we cannot name stays unknown.
-      info.kind =
-          contains(info.library_path, "/blas/libblas") ? BlasInfo::Kind::Reference : BlasInfo::Kind::Unknown;
+      info.config = get_config();
+      if (auto get_threads = find_symbol<int (*)()>("openblas_get_num_threads"))
+        info.num_threads = get_threads();
     }
   }
-  // Symbols are the ground truth: an OpenBLAS linked under another name still answers.
-  if (auto get_config = find_symbol<char* (*)()>("openblas_get_config")) {
-    info.kind = BlasInfo::Kind::OpenBLAS;
-    info.config = get_config();
-    if (auto get_threads = find_symbol<int (*)()>("openblas_get_num_threads"))
-      info.num_threads = get_threads();
-  } else if (auto mkl_threads = find_symbol<int (*)()>("MKL_Get_Max_Threads")) {
-    info.kind = BlasInfo::Kind::MKL;
-    info.num_threads = mkl_threads();
+  if (info.kind == BlasInfo::Kind::MKL) {
+    if (auto mkl_threads = find_symbol<int (*)()>("MKL_Get_Max_Threads")) info.num_threads = mkl_threads();
   }
   return info;
 }

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -19,6 +20,16 @@ std::optional<std::string> env(const char* name) {
   if (value == nullptr) return std::nullopt;
   return std::string(value);
 }
+
+bool omp_waits_passively() {
+  auto policy = env("OMP_WAIT_POLICY");
+  return policy && (*policy == "PASSIVE" || *policy == "passive");
+}
+
+// Measured (docs/threading.md): with OMP_WAIT_POLICY=PASSIVE, 1 or all intra-op threads are equal within
+// noise, but with OpenMP spinning, more than one intra-op thread next to OpenBLAS's threads halves
+// throughput. So every CPU only when the wait is passive.
+int automatic_threads() { return omp_waits_passively() ? available_cpus() : 1; }
 
 }  // namespace
 
@@ -42,10 +53,11 @@ ThreadState configure_threads(const ThreadOptions& options) {
     char* end = nullptr;
     long parsed = from_env ? std::strtol(from_env->c_str(), &end, 10) : 0;
     bool usable = from_env && end != from_env->c_str() && *end == '\0' && parsed > 0;
-    threads = usable ? static_cast<int>(parsed) : available_cpus();
+    threads = usable ? static_cast<int>(parsed) : automatic_threads();
   }
   at::set_num_threads(threads);
-  set_blas_threads(threads);
+  // BLAS gets every CPU whatever the intra-op count: its threads are where the matmul time goes.
+  set_blas_threads(options.threads > 0 ? threads : std::max(threads, available_cpus()));
   return thread_state();
 }
 

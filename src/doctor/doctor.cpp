@@ -10,6 +10,10 @@
 #include <sstream>
 
 #include "berth/config.h"
+#if BERTH_WITH_GLOO
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #include "berth/core/error.h"
 #include "berth/device/rank_device.h"
 
@@ -26,6 +30,29 @@ std::string cpu_capability_name() {
   std::string name = config.substr(start, config.find('\n', start) - start);
   for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return name;
+}
+
+// A compiled-in backend can still fail at run time (no usable network interface, say), so doctor runs
+// a one-rank Gloo all-reduce over loopback: a few milliseconds, and proof rather than a build flag.
+bool gloo_works(std::vector<std::string>& warnings) {
+#if BERTH_WITH_GLOO
+  try {
+    auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(10));
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    c10d::ProcessGroupGloo group(c10::make_intrusive<c10d::HashStore>(), 0, 1, options);
+    std::vector<at::Tensor> tensors{at::ones({4})};
+    group.allreduce(tensors)->wait();
+    return tensors[0].sum().item<float>() == 4.0f;
+  } catch (const std::exception& e) {
+    warnings.push_back(
+        std::string("c10d Gloo is compiled in but a one-rank all-reduce on 127.0.0.1 failed: ") + e.what() +
+        ". Fix: check that the loopback interface is up");
+    return false;
+  }
+#else
+  (void)warnings;
+  return false;
+#endif
 }
 
 bool built_with(const std::string& flag) { return at::show_config().find(flag + "=ON") != std::string::npos; }
@@ -91,9 +118,9 @@ DoctorReport run_doctor(const DoctorOptions& options) {
   DoctorReport report;
   report.berth_version = BERTH_VERSION;
   report.torch_version = TORCH_VERSION;
-  report.features = {{"cuda", BERTH_WITH_CUDA != 0}, {"nccl", BERTH_WITH_NCCL != 0},
-                     {"gloo", BERTH_WITH_GLOO != 0}, {"mpi", built_with("USE_MPI")},
-                     {"onednn", at::hasMKLDNN()},    {"openmp", at::hasOpenMP()}};
+  report.features = {{"cuda", BERTH_WITH_CUDA != 0},        {"nccl", BERTH_WITH_NCCL != 0},
+                     {"gloo", gloo_works(report.warnings)}, {"mpi", built_with("USE_MPI")},
+                     {"onednn", at::hasMKLDNN()},           {"openmp", at::hasOpenMP()}};
   report.cpu_capability = cpu_capability_name();
   report.blas = query_blas();
   report.threads = runtime::thread_state();

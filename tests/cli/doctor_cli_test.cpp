@@ -1,6 +1,7 @@
 // The berth command as users run it: `berth doctor` output, JSON and exit codes for bad environments.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -89,3 +90,31 @@ TEST(DoctorCli, NegativeThreadsExitTwo) {
 }
 
 }  // namespace
+
+// Debian's reference BLAS (package libblas3) shadowing OpenBLAS through LD_LIBRARY_PATH is the real trap:
+// doctor must name the library that serves sgemm_ and warn, even though OpenBLAS is still mapped (via
+// LAPACK).
+TEST(DoctorCli, ReferenceBlasIsDetectedAndWarned) {
+  const char* reference_dir = "/usr/lib/x86_64-linux-gnu/blas";
+  if (access((std::string(reference_dir) + "/libblas.so.3").c_str(), R_OK) != 0)
+    GTEST_SKIP() << "Debian's reference BLAS (libblas3) is not installed";
+  auto result = run_cli(std::string("LD_LIBRARY_PATH=") + reference_dir, "doctor --json", false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto json = nlohmann::json::parse(result.output);
+  EXPECT_EQ(json["blas"]["kind"], "reference") << json["blas"].dump();
+  bool warned = false;
+  for (const auto& warning : json["warnings"])
+    warned |=
+        warning.get<std::string>().find("reference implementation") != std::string::npos &&
+        warning.get<std::string>().find("Fix: apt-get install libopenblas0-pthread") != std::string::npos;
+  EXPECT_TRUE(warned) << json["warnings"].dump();
+}
+
+TEST(DoctorCli, OpenBlasFromSetupIsWhatServesMatmuls) {
+  auto result = run_cli("", "doctor --json", false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto json = nlohmann::json::parse(result.output);
+  // scripts/setup points libblas.so.3 at OpenBLAS; anything else here means set-up did not do its job.
+  EXPECT_EQ(json["blas"]["kind"], "openblas") << json["blas"].dump();
+  EXPECT_EQ(json["blas"]["threads"], json["threads"]["intra_op"]);
+}

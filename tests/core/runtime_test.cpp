@@ -9,12 +9,13 @@
 
 namespace {
 
-// Restores libtorch's thread count and OMP_NUM_THREADS after each test.
+// Restores libtorch's thread count, OMP_NUM_THREADS and OMP_WAIT_POLICY after each test.
 class Runtime : public ::testing::Test {
  protected:
   void SetUp() override {
     saved_threads_ = at::get_num_threads();
     if (const char* v = getenv("OMP_NUM_THREADS")) saved_env_ = v;
+    if (const char* v = getenv("OMP_WAIT_POLICY")) saved_wait_ = v;
     unsetenv("OMP_NUM_THREADS");
   }
   void TearDown() override {
@@ -23,9 +24,14 @@ class Runtime : public ::testing::Test {
       setenv("OMP_NUM_THREADS", saved_env_->c_str(), 1);
     else
       unsetenv("OMP_NUM_THREADS");
+    if (saved_wait_)
+      setenv("OMP_WAIT_POLICY", saved_wait_->c_str(), 1);
+    else
+      unsetenv("OMP_WAIT_POLICY");
   }
   int saved_threads_ = 1;
   std::optional<std::string> saved_env_;
+  std::optional<std::string> saved_wait_;
 };
 
 TEST_F(Runtime, AvailableCpusIsPositiveAndWithinOnline) {
@@ -40,12 +46,27 @@ TEST_F(Runtime, ExplicitThreadsAreApplied) {
   EXPECT_EQ(at::get_num_threads(), 1);
 }
 
-TEST_F(Runtime, AutomaticThreadsUseEveryAvailableCpu) {
+TEST_F(Runtime, AutomaticThreadsUseEveryCpuWhenOpenMpWaitsPassively) {
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   auto state = berth::runtime::configure_threads({0});
   EXPECT_EQ(state.intra_op_threads, berth::runtime::available_cpus());
+  if (state.blas_threads) {
+    EXPECT_EQ(*state.blas_threads, berth::runtime::available_cpus());
+  }
+}
+
+TEST_F(Runtime, AutomaticThreadsStayAtOneWhileOpenMpSpins) {
+  setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+  auto state = berth::runtime::configure_threads({0});
+  EXPECT_EQ(state.intra_op_threads, 1);
+  // BLAS keeps every CPU: its threads are not OpenMP's and gain the most.
+  if (state.blas_threads) {
+    EXPECT_EQ(*state.blas_threads, berth::runtime::available_cpus());
+  }
 }
 
 TEST_F(Runtime, AutomaticThreadsHonourOmpNumThreads) {
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("OMP_NUM_THREADS", "1", 1);
   auto state = berth::runtime::configure_threads({0});
   EXPECT_EQ(state.intra_op_threads, 1);

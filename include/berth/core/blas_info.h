@@ -17,7 +17,7 @@ struct BlasInfo {
 // "openblas", "mkl", "reference", "unknown", "none".
 std::string to_string(BlasInfo::Kind kind);
 
-// Reads /proc/self/maps and the libraries' own query functions.
+// Asks the dynamic linker which library serves sgemm_, then that library's own query functions.
 BlasInfo query_blas();
 
 // Sets BLAS's own thread pool size; returns false when the loaded BLAS has no such knob.

@@ -7,7 +7,8 @@
 namespace berth::runtime {
 
 struct ThreadOptions {
-  // Intra-op threads; 0 = OMP_NUM_THREADS when set, else every CPU this process may run on.
+  // Intra-op threads; 0 = OMP_NUM_THREADS when set, else automatic: every available CPU when
+  // OMP_WAIT_POLICY=PASSIVE, 1 when OpenMP spins (more would fight BLAS's threads for the cores).
   int threads = 0;
 };
 
@@ -23,8 +24,9 @@ struct ThreadState {
 // CPUs in this process's affinity mask (cgroup/taskset aware), at least 1.
 int available_cpus();
 
-// Applies berth's measured defaults (docs/threading.md): intra-op threads = every available CPU and
-// BLAS threads equal to them (only one of the two pools runs at a time once OpenMP waits passively).
+// Applies berth's measured defaults (docs/threading.md) to libtorch's intra-op pool and to BLAS's own
+// pool. BLAS gets at least every available CPU unless threads is given explicitly: matmuls are where the
+// time goes, and with a passive OpenMP wait only one of the two pools is busy at a time.
 // threads < 0 throws berth::Error. Returns the resulting state.
 ThreadState configure_threads(const ThreadOptions& options = {});
 
