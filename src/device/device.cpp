@@ -9,6 +9,7 @@
 
 #include "berth/config.h"
 #include "berth/core/error.h"
+#include "core/text.h"
 
 #if BERTH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -18,30 +19,6 @@ namespace berth {
 namespace {
 
 constexpr const char* kAcceptedForms = "auto, cpu, cuda, cuda:N (N = 0, 1, ...), meta";
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Digits only: "+1", "-1", " 1" and "1x" are refused rather than half-parsed.
-std::optional<int> parse_index(std::string_view digits) {
-  if (digits.empty()) return std::nullopt;
-  long long value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-    if (value > std::numeric_limits<int>::max()) return std::nullopt;
-  }
-  return static_cast<int>(value);
-}
 
 [[noreturn]] void invalid_device(std::string_view original, const std::string& lowered) {
   std::string hint;
@@ -67,7 +44,7 @@ std::string requested_name(const DeviceRequest& request) {
 // Every CUDA error names CUDA_VISIBLE_DEVICES, because it silently changes both the count and the numbering.
 std::string visible_phrase(const CudaInfo& cuda) {
   if (!cuda.visible_devices) return "CUDA_VISIBLE_DEVICES is unset";
-  if (trim(*cuda.visible_devices).empty()) return "CUDA_VISIBLE_DEVICES=\"\" hides every GPU";
+  if (text::trim(*cuda.visible_devices).empty()) return "CUDA_VISIBLE_DEVICES=\"\" hides every GPU";
   return "CUDA_VISIBLE_DEVICES=" + *cuda.visible_devices;
 }
 
@@ -86,8 +63,8 @@ std::optional<std::string> getenv_opt(const char* name) {
 }  // namespace
 
 DeviceRequest parse_device(std::string_view text) {
-  const std::string_view trimmed = trim(text);
-  const std::string key = lower(trimmed);
+  const std::string_view trimmed = text::trim(text);
+  const std::string key = text::to_lower(trimmed);
   DeviceRequest request;
   request.text = std::string(trimmed);
   if (key == "auto") {
@@ -99,7 +76,7 @@ DeviceRequest parse_device(std::string_view text) {
   } else if (key == "cuda") {
     request.kind = DeviceRequest::Kind::Cuda;
   } else if (key.rfind("cuda:", 0) == 0) {
-    const std::optional<int> index = parse_index(std::string_view(key).substr(5));
+    const std::optional<int> index = text::parse_digits(std::string_view(key).substr(5));
     if (!index) invalid_device(trimmed, key);
     request.kind = DeviceRequest::Kind::Cuda;
     request.index = index;
@@ -144,7 +121,7 @@ c10::Device resolve_device(const DeviceRequest& request, const CudaInfo& cuda) {
               "' requested, but this libtorch was built without CUDA (CPU only); ", visible_phrase(cuda),
               ". Fix: use --device cpu (or auto), or build berth against a CUDA libtorch (-DTorch_DIR=...).");
   if (cuda.device_count <= 0) {
-    if (cuda.visible_devices && trim(*cuda.visible_devices).empty()) {
+    if (cuda.visible_devices && text::trim(*cuda.visible_devices).empty()) {
       BERTH_FAIL("device '", asked, "' requested, but no CUDA device is visible: ", visible_phrase(cuda),
                  ". Fix: unset CUDA_VISIBLE_DEVICES or list the GPUs to use (e.g. CUDA_VISIBLE_DEVICES=0,1), "
                  "or use --device cpu.");
@@ -192,7 +169,7 @@ std::string device_order_advice(const CudaInfo& cuda) {
     text += "CUDA_DEVICE_ORDER=" + *cuda.device_order +
             " here, which is not a value CUDA knows (FASTEST_FIRST or PCI_BUS_ID).";
   }
-  if (cuda.visible_devices && !trim(*cuda.visible_devices).empty()) {
+  if (cuda.visible_devices && !text::trim(*cuda.visible_devices).empty()) {
     text += " " + visible_phrase(cuda) + " also renumbers: cuda:0 is the first GPU it lists.";
   }
   return text;

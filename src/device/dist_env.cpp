@@ -10,33 +10,10 @@
 #include <vector>
 
 #include "berth/core/error.h"
+#include "core/text.h"
 
 namespace berth {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
-
-// Digits only, so "1.5", "2x" and "" are refused instead of being read as a prefix.
-std::optional<long long> parse_integer(std::string_view text) {
-  text = trim(text);
-  bool negative = false;
-  if (!text.empty() && text.front() == '-') {
-    negative = true;
-    text.remove_prefix(1);
-  }
-  if (text.empty()) return std::nullopt;
-  long long value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-    if (value > std::numeric_limits<int>::max()) return std::nullopt;
-  }
-  return negative ? -value : value;
-}
 
 // One variable as the launcher set it; `name` is what messages show, so it may describe a derived value.
 struct Field {
@@ -47,7 +24,7 @@ struct Field {
 Field field(const EnvLookup& env, const std::string& name) { return Field{name, env(name)}; }
 
 int read_int(const Field& f, int minimum) {
-  const std::optional<long long> value = parse_integer(*f.value);
+  const std::optional<int> value = text::parse_integer(*f.value);
   BERTH_CHECK(value.has_value(), f.name, "='", *f.value, "' is not an integer: ", f.name,
               " must be a whole number", minimum == 0 ? " (0, 1, ...)" : " (1, 2, ...)",
               ". Fix: correct or unset ", f.name, " (launchers set it themselves).");
@@ -164,12 +141,12 @@ std::optional<std::vector<int>> expand_tasks_per_node(const std::string& text) {
     const size_t paren = item.find("(x");
     if (paren != std::string_view::npos) {
       if (item.back() != ')') return std::nullopt;
-      const std::optional<long long> r = parse_integer(item.substr(paren + 2, item.size() - paren - 3));
+      const std::optional<int> r = text::parse_integer(item.substr(paren + 2, item.size() - paren - 3));
       if (!r || *r < 1 || *r > 100000) return std::nullopt;
       repeat = *r;
       item = item.substr(0, paren);
     }
-    const std::optional<long long> n = parse_integer(item);
+    const std::optional<int> n = text::parse_integer(item);
     if (!n || *n < 1) return std::nullopt;
     counts.insert(counts.end(), static_cast<size_t>(repeat), static_cast<int>(*n));
   }
@@ -204,7 +181,7 @@ std::optional<Reading> read_slurm(const EnvLookup& env) {
     if (!counts) continue;
     const std::optional<std::string> node_id = env("SLURM_NODEID");
     long long node = -1;  // a plain integer: GCC's -Wmaybe-uninitialized misfires on optional<long long> here
-    if (node_id) node = parse_integer(*node_id).value_or(-1);
+    if (node_id) node = text::parse_integer(*node_id).value_or(-1);
     int count = 0;
     local_size.name = name;
     if (counts->size() > 1 && node >= 0 && node < static_cast<long long>(counts->size())) {
@@ -305,7 +282,7 @@ DistEnv detect_dist_env(const EnvLookup& env) {
 
   out.master_addr = env("MASTER_ADDR");
   if (const std::optional<std::string> port = env("MASTER_PORT")) {
-    const std::optional<long long> value = parse_integer(*port);
+    const std::optional<int> value = text::parse_integer(*port);
     BERTH_CHECK(value && *value >= 1 && *value <= 65535, "MASTER_PORT='", *port,
                 "' is not a port: expected an integer from 1 to 65535. Fix: set MASTER_PORT to a free port "
                 "(e.g. 29500) or unset it.");

@@ -16,6 +16,7 @@
 #endif
 #include "berth/core/error.h"
 #include "berth/device/rank_device.h"
+#include "core/text.h"
 
 namespace berth {
 namespace {
@@ -27,9 +28,7 @@ std::string cpu_capability_name() {
   auto at = config.find(key);
   if (at == std::string::npos) return "unknown";
   auto start = at + key.size();
-  std::string name = config.substr(start, config.find('\n', start) - start);
-  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+  return text::to_lower(config.substr(start, config.find('\n', start) - start));
 }
 
 // A compiled-in backend can still fail at run time (no usable network interface, say), so doctor runs

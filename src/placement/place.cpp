@@ -3,6 +3,7 @@
 
 #include "berth/core/error.h"
 #include "berth/device/device.h"
+#include "core/text.h"
 
 #include <torch/torch.h>
 
@@ -13,15 +14,6 @@
 
 namespace berth {
 namespace {
-
-std::string lower_trimmed(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string group_lines(const std::vector<DeviceGroup>& groups) {
   std::string out;
@@ -62,7 +54,7 @@ struct PendingMove {
 }  // namespace
 
 PlacementPolicy parse_placement_policy(std::string_view text) {
-  const std::string value = lower_trimmed(text);
+  const std::string value = text::to_lower(text::trim(text));
   if (value == "move") return PlacementPolicy::Move;
   if (value == "strict") return PlacementPolicy::Strict;
   BERTH_FAIL(

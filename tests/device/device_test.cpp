@@ -11,23 +11,15 @@
 
 #include "berth/config.h"
 #include "berth/core/error.h"
+#include "support/test_support.h"
 
 namespace berth {
 namespace {
 
-using Kind = DeviceRequest::Kind;
+using testing::error_text;
+using testing::ScopedEnv;
 
-// The message of the berth::Error that `fn` throws; fails the test when it throws nothing.
-template <typename Fn>
-std::string error_text(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected berth::Error, nothing was thrown";
-  return "";
-}
+using Kind = DeviceRequest::Kind;
 
 CudaInfo cpu_only() { return CudaInfo{}; }
 
@@ -153,26 +145,6 @@ TEST(Device, QueryMatchesThisBuild) {
     EXPECT_TRUE(info.devices.empty());
   }
 }
-
-// Sets an environment variable for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 TEST(Device, QueryReadsCudaEnvironment) {
   // The CUDA runtime reads CUDA_VISIBLE_DEVICES once, when it starts: start it first so the fake value

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "berth/core/error.h"
+#include "support/test_support.h"
 
 namespace berth {
 namespace {
+
+using testing::expect_contains;
 
 using Env = std::map<std::string, std::string>;
 
@@ -24,18 +27,7 @@ EnvLookup table(Env env) {
 }
 
 std::string error_text(const Env& env) {
-  try {
-    detect_dist_env(table(env));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected berth::Error, detect_dist_env accepted the environment";
-  return "";
-}
-
-void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const std::string& part : parts)
-    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' in: " << text;
+  return testing::error_text([&] { detect_dist_env(table(env)); });
 }
 
 // What srun exports to task `rank` of a 4-task, 2-node step (the variables this code reads).

@@ -7,9 +7,13 @@
 #include <vector>
 
 #include "berth/core/error.h"
+#include "support/test_support.h"
 
 namespace berth {
 namespace {
+
+using testing::error_text;
+using testing::expect_contains;
 
 CudaInfo fake_gpus(int count) {
   CudaInfo info;
@@ -27,22 +31,6 @@ DistEnv local(int local_rank, int local_world_size) {
   env.local_world_size = local_world_size;
   env.source = DistSource::Torchrun;
   return env;
-}
-
-template <typename Fn>
-std::string error_text(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected berth::Error, nothing was thrown";
-  return "";
-}
-
-void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const std::string& part : parts)
-    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' in: " << text;
 }
 
 TEST(RankDevice, AutoWithoutCudaIsCpu) {

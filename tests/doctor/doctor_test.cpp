@@ -7,40 +7,12 @@
 
 #include "berth/config.h"
 #include "berth/doctor/doctor.h"
+#include "support/test_support.h"
 
 namespace {
 
-// Sets environment variables for one test and restores them afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
-    for (const auto& [name, value] : vars) {
-      const char* old = getenv(name);
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      if (value)
-        setenv(name, value, 1);
-      else
-        unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value)
-        setenv(name.c_str(), value->c_str(), 1);
-      else
-        unsetenv(name.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-bool contains(const std::vector<std::string>& lines, const std::string& needle) {
-  for (const auto& line : lines)
-    if (line.find(needle) != std::string::npos) return true;
-  return false;
-}
+using berth::testing::contains;
+using berth::testing::ScopedEnv;
 
 TEST(Doctor, JsonHasTheDocumentedKeys) {
   ScopedEnv env({{"RANK", nullptr}, {"WORLD_SIZE", nullptr}, {"LOCAL_RANK", nullptr}});

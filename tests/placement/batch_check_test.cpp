@@ -2,6 +2,7 @@
 #include "berth/placement/batch_check.h"
 
 #include "berth/core/error.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -23,13 +24,7 @@ berth::Batch mixed_batch() {
 
 template <typename Fn>
 std::string placement_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const berth::PlacementError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected berth::PlacementError";
-  return {};
+  return berth::testing::error_text<berth::PlacementError>(std::forward<Fn>(fn));
 }
 
 TEST(BatchCheck, AcceptsABatchOnTheModelDevice) {

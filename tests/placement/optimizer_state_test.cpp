@@ -4,6 +4,7 @@
 
 #include "berth/core/compat.h"
 #include "berth/core/error.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -41,13 +42,7 @@ State& state_of(torch::optim::Optimizer& optimizer, const torch::Tensor& param) 
 
 template <typename Fn>
 std::string placement_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const berth::PlacementError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected berth::PlacementError";
-  return {};
+  return berth::testing::error_text<berth::PlacementError>(std::forward<Fn>(fn));
 }
 
 std::vector<std::string> state_names_of(const berth::OptimizerStateInspection& inspection,

@@ -3,6 +3,7 @@
 #include "berth/placement/place.h"
 
 #include "berth/core/error.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -30,18 +31,10 @@ TORCH_MODULE(Net);
 
 template <typename Fn>
 std::string placement_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const berth::PlacementError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected berth::PlacementError";
-  return {};
+  return berth::testing::error_text<berth::PlacementError>(std::forward<Fn>(fn));
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using berth::testing::contains;
 
 TEST(Place, MoveCpuToMetaReportsAndKeepsModuleHandles) {
   Net net;
