@@ -12,11 +12,13 @@ CommandAction add_doctor_command(CLI::App& app) {
   auto options = std::make_shared<DoctorOptions>();
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print one JSON object instead of the checklist");
-  cmd->add_option("--device", options->device, "Device to check: auto, cpu, cuda, cuda:N")
+  cmd->add_option("--device", options->device,
+                  "Device to check, as a run would take it: auto, cpu, cuda, cuda:N, meta")
       ->envname("BERTH_DEVICE")
       ->capture_default_str();
   cmd->add_flag("--allow-shared-device", options->allow_shared_device,
-                "Allow several local ranks on one GPU");
+                "Allow several local ranks on one GPU (off: berth runs one process per device)")
+      ->envname("BERTH_ALLOW_SHARED_DEVICE");
   return [options, json] {
     DoctorReport report = run_doctor(*options);
     if (*json) {

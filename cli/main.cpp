@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
   app.require_subcommand(1);
   berth::runtime::ThreadOptions threads;
-  app.add_option("--threads", threads.threads,
-                 "Intra-op and BLAS threads; 0 = OMP_NUM_THREADS if set, else every available CPU")
+  app.add_option(
+         "--threads", threads.threads,
+         "Intra-op and BLAS threads; 0 = OMP_NUM_THREADS if set, else automatic: BLAS gets every CPU, "
+         "intra-op every CPU with OMP_WAIT_POLICY=PASSIVE (berth's default) and 1 while OpenMP spins")
       ->envname("BERTH_THREADS")
       ->capture_default_str();
 
