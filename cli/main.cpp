@@ -3,12 +3,13 @@
 
 #include "berth/config.h"
 #include "berth/core/error.h"
+#include "berth/core/process_defaults.h"
 #include "berth/core/runtime.h"
 #include "command.h"
 
-int main(int argc, char** argv) {
-  berth::runtime::ensure_process_environment(argc, argv);
+BERTH_PROCESS_DEFAULTS();
 
+int main(int argc, char** argv) {
   CLI::App app{"berth: fine-tune BERT-family models on CPUs and GPUs, with every tensor in its right place"};
   app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
   app.require_subcommand(1);
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
   app.add_option(
          "--threads", threads.threads,
          "Intra-op and BLAS threads; 0 = OMP_NUM_THREADS if set, else automatic: BLAS gets every CPU, "
-         "intra-op every CPU with OMP_WAIT_POLICY=PASSIVE (berth's default) and 1 while OpenMP spins")
+         "intra-op every CPU when OpenMP waits passively (berth's default) and 1 while it spins")
       ->envname("BERTH_THREADS")
       ->capture_default_str();
 

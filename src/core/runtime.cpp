@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include "berth/core/blas_info.h"
 #include "berth/core/error.h"
+
+extern "C" void omp_display_env(int verbose) __attribute__((weak));
 
 namespace berth::runtime {
 namespace {
@@ -21,15 +23,14 @@ std::optional<std::string> env(const char* name) {
   return std::string(value);
 }
 
-bool omp_waits_passively() {
-  auto policy = env("OMP_WAIT_POLICY");
-  return policy && (*policy == "PASSIVE" || *policy == "passive");
-}
-
 // Measured (docs/threading.md): with OMP_WAIT_POLICY=PASSIVE, 1 or all intra-op threads are equal within
 // noise, but with OpenMP spinning, more than one intra-op thread next to OpenBLAS's threads halves
 // throughput. So every CPU only when the wait is passive.
-int automatic_threads() { return omp_waits_passively() ? available_cpus() : 1; }
+// The effective policy counts, not the environment's: libgomp may have started before it was set.
+int automatic_threads() {
+  std::optional<unsigned long long> spin = openmp_spin_count();
+  return spin && *spin == 0 ? available_cpus() : 1;
+}
 
 }  // namespace
 
@@ -69,17 +70,32 @@ ThreadState thread_state() {
   state.blas_threads = query_blas().num_threads;
   state.omp_num_threads = env("OMP_NUM_THREADS");
   state.omp_wait_policy = env("OMP_WAIT_POLICY");
+  state.omp_spin_count = openmp_spin_count();
   return state;
 }
 
-void ensure_process_environment(int argc, char** argv) {
-  if (env("OMP_WAIT_POLICY") || env("BERTH_NO_REEXEC")) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  setenv("BERTH_NO_REEXEC", "1", 1);  // a second pass must never loop, whatever happens to the first variable
-  std::vector<char*> args(argv, argv + argc);
-  args.push_back(nullptr);
-  execv("/proc/self/exe", args.data());
-  // exec failed (no /proc, say): carry on with the spinning default rather than fail the command.
+std::optional<unsigned long long> openmp_spin_count() {
+  // libgomp only reports its start-up settings through omp_display_env, which prints to stderr; point
+  // stderr at a temporary file for the call. Weak, so a process without libgomp reads as unknown.
+  if (omp_display_env == nullptr) return std::nullopt;
+  std::FILE* capture = std::tmpfile();
+  if (capture == nullptr) return std::nullopt;
+  std::fflush(stderr);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fileno(capture), STDERR_FILENO);
+  omp_display_env(1);
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::rewind(capture);
+  std::optional<unsigned long long> spin_count;
+  char line[512];
+  while (std::fgets(line, sizeof(line), capture) != nullptr) {
+    unsigned long long value = 0;
+    if (std::sscanf(line, " GOMP_SPINCOUNT = '%llu'", &value) == 1) spin_count = value;
+  }
+  std::fclose(capture);
+  return spin_count;
 }
 
 }  // namespace berth::runtime

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "support/test_support.h"
 
 namespace {
 
@@ -34,19 +37,36 @@ CliResult run_cli(const std::string& env_assignments, const std::string& args, b
 }
 
 TEST(DoctorCli, JsonParsesAndNamesThisRank) {
-  auto result = run_cli("", "doctor --json", /*merge_stderr=*/false);
+  auto result = run_cli("-u OMP_WAIT_POLICY", "doctor --json", /*merge_stderr=*/false);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   auto json = nlohmann::json::parse(result.output);
   EXPECT_EQ(json["distributed"]["world_size"], 1);
   EXPECT_TRUE(json["device"].is_string());
-  // The CLI re-executes itself with OpenMP's passive wait unless the user chose a policy.
+  // The berth command sets OpenMP's passive wait before libgomp starts, and libgomp applied it: no spinning,
+  // so every CPU runs intra-op work.
   EXPECT_EQ(json["threads"]["omp_wait_policy"], "PASSIVE");
+  EXPECT_EQ(json["threads"]["omp_spin_count"], 0) << json["threads"].dump();
+  EXPECT_EQ(json["threads"]["intra_op"], json["threads"]["cpus_available"]);
 }
 
-TEST(DoctorCli, UserChosenWaitPolicyIsKept) {
+TEST(DoctorCli, UserChosenWaitPolicyIsKeptAndSpinningGetsOneThread) {
   auto result = run_cli("OMP_WAIT_POLICY=ACTIVE", "doctor --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_EQ(nlohmann::json::parse(result.output)["threads"]["omp_wait_policy"], "ACTIVE");
+  auto threads = nlohmann::json::parse(result.output)["threads"];
+  EXPECT_EQ(threads["omp_wait_policy"], "ACTIVE");
+  EXPECT_GT(threads["omp_spin_count"].get<unsigned long long>(), 0u) << threads.dump();
+  EXPECT_EQ(threads["intra_op"], 1) << threads.dump();
+}
+
+TEST(DoctorCli, SpinningWithSeveralThreadsIsWarned) {
+  auto result = run_cli("OMP_WAIT_POLICY=ACTIVE", "--threads 2 doctor --json", false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto json = nlohmann::json::parse(result.output);
+  if (json["threads"]["blas"].is_null() || json["threads"]["blas"].get<int>() < 2)
+    GTEST_SKIP() << "BLAS runs one thread here";
+  EXPECT_TRUE(
+      berth::testing::contains(json["warnings"].get<std::vector<std::string>>(), "OpenMP threads spin"))
+      << json["warnings"].dump();
 }
 
 TEST(DoctorCli, RankBeyondWorldSizeExitsTwoWithTheFix) {

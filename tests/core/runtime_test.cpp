@@ -5,7 +5,11 @@
 
 #include "berth/core/blas_info.h"
 #include "berth/core/error.h"
+#include "berth/core/process_defaults.h"
 #include "berth/core/runtime.h"
+
+// As in the berth command: libgomp must start with a passive wait (checked below).
+BERTH_PROCESS_DEFAULTS();
 
 namespace {
 
@@ -46,27 +50,29 @@ TEST_F(Runtime, ExplicitThreadsAreApplied) {
   EXPECT_EQ(at::get_num_threads(), 1);
 }
 
-TEST_F(Runtime, AutomaticThreadsUseEveryCpuWhenOpenMpWaitsPassively) {
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  auto state = berth::runtime::configure_threads({0});
-  EXPECT_EQ(state.intra_op_threads, berth::runtime::available_cpus());
-  if (state.blas_threads) {
-    EXPECT_EQ(*state.blas_threads, berth::runtime::available_cpus());
-  }
+TEST_F(Runtime, ProcessDefaultsMadeOpenMpWaitPassively) {
+  // This test program carries BERTH_PROCESS_DEFAULTS(), so libgomp started with PASSIVE unless the
+  // environment chose another policy; the spin count is libgomp's own start-up value, not the variable.
+  auto spin = berth::runtime::openmp_spin_count();
+  ASSERT_TRUE(spin.has_value()) << "libtorch's OpenMP runtime here is libgomp; omp_display_env must answer";
+  if (saved_wait_ && *saved_wait_ != "PASSIVE")
+    GTEST_SKIP() << "OMP_WAIT_POLICY=" << *saved_wait_ << " was given";
+  EXPECT_EQ(*spin, 0u);
 }
 
-TEST_F(Runtime, AutomaticThreadsStayAtOneWhileOpenMpSpins) {
-  setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+TEST_F(Runtime, AutomaticThreadsFollowTheEffectiveWaitPolicy) {
+  auto spin = berth::runtime::openmp_spin_count();
+  // Changing the variable now cannot change libgomp: the rule must not be fooled by it.
+  setenv("OMP_WAIT_POLICY", spin && *spin == 0 ? "ACTIVE" : "PASSIVE", 1);
   auto state = berth::runtime::configure_threads({0});
-  EXPECT_EQ(state.intra_op_threads, 1);
-  // BLAS keeps every CPU: its threads are not OpenMP's and gain the most.
+  EXPECT_EQ(state.intra_op_threads, spin && *spin == 0 ? berth::runtime::available_cpus() : 1);
+  // BLAS keeps every CPU either way: its threads are not OpenMP's and gain the most.
   if (state.blas_threads) {
     EXPECT_EQ(*state.blas_threads, berth::runtime::available_cpus());
   }
 }
 
 TEST_F(Runtime, AutomaticThreadsHonourOmpNumThreads) {
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("OMP_NUM_THREADS", "1", 1);
   auto state = berth::runtime::configure_threads({0});
   EXPECT_EQ(state.intra_op_threads, 1);

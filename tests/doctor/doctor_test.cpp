@@ -63,13 +63,6 @@ TEST(Doctor, MissingCudaDeviceIsAProblem) {
   EXPECT_TRUE(contains(report.problems, "Fix:")) << report.problems.front();
 }
 
-TEST(Doctor, SpinningOpenMpWithSeveralThreadsIsWarned) {
-  ScopedEnv env({{"OMP_WAIT_POLICY", "ACTIVE"}, {"RANK", nullptr}, {"WORLD_SIZE", nullptr}});
-  auto report = berth::run_doctor();
-  bool several = report.threads.intra_op_threads > 1 && report.threads.blas_threads.value_or(1) > 1;
-  EXPECT_EQ(contains(report.warnings, "OMP_WAIT_POLICY is ACTIVE"), several);
-}
-
 TEST(Doctor, TextNamesEverySection) {
   auto text = berth::format_doctor_text(berth::run_doctor());
   for (const char* section :

@@ -7,8 +7,8 @@
 namespace berth::runtime {
 
 struct ThreadOptions {
-  // Intra-op threads; 0 = OMP_NUM_THREADS when set, else automatic: every available CPU when
-  // OMP_WAIT_POLICY=PASSIVE, 1 when OpenMP spins (more would fight BLAS's threads for the cores).
+  // Intra-op threads; 0 = OMP_NUM_THREADS when set, else automatic: every available CPU when OpenMP
+  // waits passively (openmp_spin_count() == 0), 1 while it spins (more would fight BLAS's threads).
   int threads = 0;
 };
 
@@ -19,6 +19,7 @@ struct ThreadState {
   std::optional<int> blas_threads;
   std::optional<std::string> omp_num_threads;  // the environment, as given
   std::optional<std::string> omp_wait_policy;
+  std::optional<unsigned long long> omp_spin_count;  // openmp_spin_count()
 };
 
 // CPUs in this process's affinity mask (cgroup/taskset aware), at least 1.
@@ -32,11 +33,9 @@ ThreadState configure_threads(const ThreadOptions& options = {});
 
 ThreadState thread_state();
 
-// libgomp reads OMP_WAIT_POLICY once, when it is loaded, before main runs; its default
-// spinning wait steals the cores OpenBLAS's own threads need and halves throughput here.
-// When the variable is unset this re-executes the program (once) with OMP_WAIT_POLICY=PASSIVE;
-// set it yourself to any value, or set BERTH_NO_REEXEC=1, to keep the process as it is.
-// Call it first thing in main. Returns only when no re-exec happened (or it failed).
-void ensure_process_environment(int argc, char** argv);
+// How long an idle OpenMP thread spins before it sleeps, as libgomp itself applied it at start-up (0 with
+// OMP_WAIT_POLICY=PASSIVE). This is the effective value, not the environment's: a policy set after the
+// process started shows here as still spinning. nullopt when the OpenMP runtime is not libgomp.
+std::optional<unsigned long long> openmp_spin_count();
 
 }  // namespace berth::runtime
