@@ -13,4 +13,6 @@ using CommandAction = std::function<int()>;
 
 CommandAction add_doctor_command(CLI::App& app);
 
+// issue 3
+
 }  // namespace berth::cli

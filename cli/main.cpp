@@ -1,5 +1,8 @@
 // The berth command: parses the command line and hands each subcommand to the library.
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "berth/config.h"
 #include "berth/core/error.h"
@@ -21,7 +24,13 @@ int main(int argc, char** argv) {
       ->envname("BERTH_THREADS")
       ->capture_default_str();
 
-  berth::cli::CommandAction doctor = berth::cli::add_doctor_command(app);
+  // Each subcommand by its name, with what to run when it is chosen.
+  const std::vector<std::pair<std::string, berth::cli::CommandAction>> commands = {
+      {"doctor", berth::cli::add_doctor_command(app)},
+
+      // issue 3
+
+  };
 
   try {
     app.parse(argc, argv);
@@ -31,7 +40,8 @@ int main(int argc, char** argv) {
   }
   try {
     berth::runtime::configure_threads(threads);
-    if (app.got_subcommand("doctor")) return doctor();
+    for (const auto& [name, action] : commands)
+      if (app.got_subcommand(name)) return action();
     return 2;
   } catch (const berth::Error& e) {
     std::cerr << "error: " << e.what() << std::endl;

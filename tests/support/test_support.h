@@ -1,11 +1,14 @@
-// Shared test helpers: the text of the error a call throws, substring checks, scoped environment variables.
+// Shared test helpers: error text, substring checks, scoped environment variables, temp dirs, where test
+// inputs live.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,5 +73,40 @@ class ScopedEnv {
  private:
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
+
+// A fresh directory under the system temp dir, removed with everything in it at the end of the scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "berth-test-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Where test inputs live. The checkout and the build's goldens are fixed at configure time; ../shared and the
+// npm cache can be moved with BERTH_SHARED_DIR and BERTH_CACHE_DIR, as scripts/setup allows.
+inline std::string source_dir() { return BERTH_SOURCE_DIR; }
+inline std::string golden_dir() { return BERTH_GOLDEN_DIR; }
+inline std::string shared_data_dir() {
+  const char* env = getenv("BERTH_SHARED_DIR");
+  return env ? std::string(env) + "/data" : source_dir() + "/../shared/data";
+}
+inline std::string bert_base_uncased_dir() { return shared_data_dir() + "/bert-base-uncased"; }
+inline std::string npm_modules_dir() {
+  const char* env = getenv("BERTH_CACHE_DIR");
+  return (env ? std::string(env) : source_dir() + "/.cache") + "/npm/node_modules";
+}
 
 }  // namespace berth::testing
