@@ -221,6 +221,9 @@ void save_safetensors(const std::string& path, const std::map<std::string, at::T
   for (const auto& [name, tensor] : tensors) {
     BERTH_CHECK(tensor.defined(), path, ": tensor '", name,
                 "' is undefined (an empty at::Tensor()). Fix: leave it out or give it a value");
+    BERTH_CHECK(!tensor.is_meta(), path, ": tensor '", name,
+                "' is on the meta device, which holds shapes but no data. Fix: materialise it (e.g. load or "
+                "initialise the model's weights) before saving");
     BERTH_CHECK(tensor.layout() == at::kStrided, path, ": tensor '", name, "' has layout ", tensor.layout(),
                 "; safetensors holds dense tensors only. Fix: save tensor.to_dense()");
     SafetensorsEntry entry;

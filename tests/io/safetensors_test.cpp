@@ -145,6 +145,18 @@ TEST(Safetensors, SavesNonContiguousTensorsAsTheirValues) {
   }
 }
 
+TEST(Safetensors, SavesGpuTensors) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  berth::testing::TempDir dir;
+  const at::Tensor cpu = torch::arange(12, torch::kFloat).reshape({3, 4});
+  save_safetensors(dir.file("gpu.safetensors"),
+                   {{"w", cpu.to(torch::kCUDA).t()}, {"h", cpu.to(torch::kCUDA).to(torch::kHalf)}});
+  const auto loaded = load_safetensors(dir.file("gpu.safetensors"));
+  EXPECT_TRUE(loaded.at("w").device().is_cpu());
+  EXPECT_TRUE(torch::equal(loaded.at("w"), cpu.t().contiguous()));
+  EXPECT_TRUE(torch::equal(loaded.at("h"), cpu.to(torch::kHalf)));
+}
+
 TEST(Safetensors, TensorsOutliveTheFileAndShareNothingWithIt) {
   berth::testing::TempDir dir;
   save_safetensors(dir.file("a.safetensors"), {{"w", torch::full({4}, 2.5)}});
@@ -214,6 +226,10 @@ TEST(Safetensors, SaveRefusesWhatTheFormatCannotHold) {
                     save_safetensors(path, {{"s", torch::eye(3).to_sparse()}});
                   }),
                   {"tensor 's' has layout Sparse", "to_dense()"});
+  expect_contains(error_text([&] {
+                    save_safetensors(path, {{"m", torch::zeros({2}, torch::Device(torch::kMeta))}});
+                  }),
+                  {"tensor 'm' is on the meta device"});
   expect_contains(error_text([&] { save_safetensors(dir.file("no/such/dir/x.safetensors"), {}); }),
                   {"cannot create the temporary file", "No such file or directory"});
   EXPECT_FALSE(fs::exists(path));
