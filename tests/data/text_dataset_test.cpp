@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "data/data_files.h"
+#include "support/data_files.h"
 #include "support/test_support.h"
 
 namespace {

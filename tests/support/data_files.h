@@ -1,4 +1,4 @@
-// Writing small data files for the data tests.
+// Writing small input files for tests.
 #pragma once
 
 #include <fstream>
