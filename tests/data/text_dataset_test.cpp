@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "support/data_files.h"
 #include "support/test_support.h"
 
@@ -235,7 +237,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"a.tsv",
                 "text\tlabel\na\tb\tc\n",
                 {"a.tsv:2: expected 2 fields as in the header, found 3", "a TSV field cannot hold a tab"}},
-        BadFile{"b.tsv", "text\tlab\na\tb\n", {"b.tsv:1: expected a column \"label\" in the header"}}));
+        BadFile{"b.tsv", "text\tlab\na\tb\n", {"b.tsv:1: expected a column \"label\" in the header"}}),
+    // Readable test names: "a_jsonl", "b_csv", ...
+    [](const ::testing::TestParamInfo<BadFile>& info) {
+      std::string name = info.param.name;
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 TEST(TextDataset, MissingFileSaysSo) {
   expect_contains(error_text([] { TextDataset::load("/no/such/file.jsonl"); }),
