@@ -1,0 +1,94 @@
+// `berth tokenizer train` as users run it: files written, exit codes and messages for bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/data_files.h"
+#include "support/test_support.h"
+
+namespace {
+
+using berth::testing::TempDir;
+using berth::testing::write_file;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliResult run_cli(const std::string& args) {
+  const std::string command = std::string("timeout 120 ") + BERTH_CLI_PATH + " " + args + " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(TokenizerTrainCli, WritesVocabAndConfig) {
+  TempDir dir;
+  std::string corpus;
+  for (int i = 0; i < 20; ++i)
+    corpus += "The Quick brown fox jumps over the lazy dog. Caf\xC3\xA9 d\xC3\xA9j\xC3\xA0 vu!\n";
+  auto text = write_file(dir, "corpus.txt", corpus);
+  auto jsonl = write_file(dir, "more.jsonl", "{\"text\": \"Foxes and dogs\"}\n");
+  auto result = run_cli("tokenizer train --input " + text + " " + jsonl + " --vocab-size 60 --output " +
+                        dir.file("out"));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("trained a WordPiece vocabulary of 60 tokens"), std::string::npos)
+      << result.output;
+  const auto vocab = read_lines(dir.file("out/vocab.txt"));
+  ASSERT_EQ(vocab.size(), 60u);
+  EXPECT_EQ(std::vector<std::string>(vocab.begin(), vocab.begin() + 5),
+            (std::vector<std::string>{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}));
+  // Lowercased and accents stripped: no uppercase letter and no 'é' in the alphabet.
+  for (const std::string& token : vocab) {
+    EXPECT_EQ(token.find('T'), std::string::npos) << token;
+    EXPECT_EQ(token.find("\xC3\xA9"), std::string::npos) << token;
+  }
+  std::ifstream config_file(dir.file("out/tokenizer_config.json"));
+  EXPECT_EQ(nlohmann::json::parse(config_file)["do_lower_case"], true);
+}
+
+TEST(TokenizerTrainCli, CasedTrainingKeepsCase) {
+  TempDir dir;
+  auto text = write_file(dir, "corpus.txt", "Apple apple APPLE\n");
+  auto result = run_cli("tokenizer train --no-lowercase --min-frequency 1 --special-tokens [UNK] --input " +
+                        text + " --vocab-size 100 --output " + dir.file("out"));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto vocab = read_lines(dir.file("out/vocab.txt"));
+  EXPECT_EQ(vocab.front(), "[UNK]");
+  EXPECT_NE(std::find(vocab.begin(), vocab.end(), "APPLE"), vocab.end());
+}
+
+TEST(TokenizerTrainCli, BadInputExitsTwoWithFileAndLine) {
+  TempDir dir;
+  auto bad = write_file(dir, "bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": \"no\"}\n");
+  auto result = run_cli("tokenizer train --input " + bad + " --vocab-size 50 --output " + dir.file("out"));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("bad.jsonl:2: expected an object with a string \"text\""), std::string::npos)
+      << result.output;
+  EXPECT_FALSE(std::ifstream(dir.file("out/vocab.txt")).good());
+  auto missing = run_cli("tokenizer train --input " + dir.file("none.txt") + " --vocab-size 50 --output x");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+}
+
+}  // namespace
