@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "berth/data/delimited_reader.h"
-#include "data/atomic_file.h"
 
 namespace berth::data {
 namespace {
@@ -315,7 +315,7 @@ TextDataset TextDataset::load(const std::string& path, const TextDatasetOptions&
 
 void write_jsonl(const std::string& path, const std::vector<TextExample>& examples, const LabelMap& label_map,
                  ProblemType problem_type) {
-  detail::write_file_atomically(path, [&](std::ostream& out) {
+  write_file_atomically(path, [&](std::ostream& out) {
     for (const TextExample& example : examples) {
       nlohmann::ordered_json line;
       line["text"] = example.text;

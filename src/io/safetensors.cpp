@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 
 namespace berth::io {
@@ -43,18 +44,6 @@ class FileDescriptor {
  private:
   int fd_;
 };
-
-void write_all(int fd, const void* data, size_t size, const std::string& temp) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t written = ::write(fd, bytes, std::min<size_t>(size, size_t{1} << 30));
-    if (written < 0 && errno == EINTR) continue;
-    BERTH_CHECK(written > 0, temp, ": writing failed (", errno_text(),
-                "). Fix: check free space and permissions");
-    bytes += written;
-    size -= static_cast<size_t>(written);
-  }
-}
 
 std::string some_names(const std::vector<std::string>& names) {
   constexpr size_t kShown = 8;
@@ -245,26 +234,10 @@ void save_safetensors(const std::string& path, const std::map<std::string, at::T
   }
   const std::string header = serialize_safetensors_header(sorted, metadata);
 
-  // A unique name beside the target, so that rename() stays within one file system and is atomic.
-  static std::atomic<unsigned> counter{0};
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  BERTH_CHECK(fd.get() >= 0, path, ": cannot create the temporary file ", temp, " (", errno_text(),
-              "). Fix: make sure the folder exists and is writable");
-  try {
-    write_all(fd.get(), header.data(), header.size(), temp);
-    for (size_t i : order)
-      write_all(fd.get(), data[i].data_ptr(), static_cast<size_t>(data[i].nbytes()), temp);
-    // Durable before it replaces the old file: a crash after the rename must not leave an empty model.
-    BERTH_CHECK(::fsync(fd.get()) == 0, temp, ": flushing to disk failed (", errno_text(),
-                "). Fix: check free space");
-    BERTH_CHECK(fd.close(), temp, ": closing failed (", errno_text(), "). Fix: check free space");
-    BERTH_CHECK(::rename(temp.c_str(), path.c_str()) == 0, path, ": cannot move ", temp, " into place (",
-                errno_text(), "). Fix: make sure the path is not a directory and its folder is writable");
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
-  }
+  write_file_atomically(path, [&](std::ostream& out) {
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    for (size_t i : order) out.write(static_cast<const char*>(data[i].data_ptr()), data[i].nbytes());
+  });
 }
 
 }  // namespace berth::io

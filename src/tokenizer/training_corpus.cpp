@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
-#include "data/atomic_file.h"
 
 namespace berth::tokenizer {
 namespace {
@@ -79,7 +79,7 @@ void write_wordpiece_files(const std::string& dir, const std::vector<std::string
                 "vocab token '", token,
                 "' holds a line break, which vocab.txt cannot store. Fix: remove line "
                 "breaks from the special tokens");
-  data::detail::write_file_atomically(dir + "/vocab.txt", [&](std::ostream& out) {
+  write_file_atomically(dir + "/vocab.txt", [&](std::ostream& out) {
     for (const std::string& token : vocab) out << token << '\n';
   });
   nlohmann::ordered_json config;
@@ -95,8 +95,8 @@ void write_wordpiece_files(const std::string& dir, const std::vector<std::string
                                                         {"mask_token", "[MASK]"}}) {
     if (std::find(vocab.begin(), vocab.end(), token) != vocab.end()) config[key] = token;
   }
-  data::detail::write_file_atomically(dir + "/tokenizer_config.json",
-                                      [&](std::ostream& out) { out << config.dump(2) << '\n'; });
+  write_file_atomically(dir + "/tokenizer_config.json",
+                        [&](std::ostream& out) { out << config.dump(2) << '\n'; });
 }
 
 }  // namespace berth::tokenizer

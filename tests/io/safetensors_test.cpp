@@ -231,7 +231,7 @@ TEST(Safetensors, SaveRefusesWhatTheFormatCannotHold) {
                   }),
                   {"tensor 'm' is on the meta device"});
   expect_contains(error_text([&] { save_safetensors(dir.file("no/such/dir/x.safetensors"), {}); }),
-                  {"cannot create the temporary file", "No such file or directory"});
+                  {"cannot create a temporary file", "No such file or directory"});
   EXPECT_FALSE(fs::exists(path));
 }
 
