@@ -54,6 +54,47 @@ TEST(BertConfig, DefaultsAreHfs) {
   EXPECT_EQ(c.head_size(), 8);
 }
 
+TEST(BertConfig, ReadsBertBaseUncasedsConfig) {
+  // config.json of bert-base-uncased on the HF hub, as published.
+  const std::string text = R"({
+  "architectures": [
+    "BertForMaskedLM"
+  ],
+  "attention_probs_dropout_prob": 0.1,
+  "gradient_checkpointing": false,
+  "hidden_act": "gelu",
+  "hidden_dropout_prob": 0.1,
+  "hidden_size": 768,
+  "initializer_range": 0.02,
+  "intermediate_size": 3072,
+  "layer_norm_eps": 1e-12,
+  "max_position_embeddings": 512,
+  "model_type": "bert",
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "pad_token_id": 0,
+  "position_embedding_type": "absolute",
+  "transformers_version": "4.6.0.dev0",
+  "type_vocab_size": 2,
+  "use_cache": true,
+  "vocab_size": 30522
+}
+)";
+  BertConfig c = BertConfig::from_json_text(text);
+  EXPECT_EQ(c.vocab_size, 30522);
+  EXPECT_EQ(c.hidden_size, 768);
+  EXPECT_EQ(c.num_hidden_layers, 12);
+  EXPECT_EQ(c.head_size(), 64);
+  EXPECT_EQ(c.architectures, std::vector<std::string>{"BertForMaskedLM"});
+  EXPECT_EQ(c.extra_fields.at("gradient_checkpointing"), "false");
+  // Written back as transformers would, less its version stamp and plus BertConfig's classifier_dropout.
+  std::string expected = text;
+  const std::string version_line = "  \"transformers_version\": \"4.6.0.dev0\",\n";
+  expected.erase(expected.find(version_line), version_line.size());
+  expected.replace(expected.find("  \"gradient_checkpointing\""), 0, "  \"classifier_dropout\": null,\n");
+  EXPECT_EQ(c.to_json_text(), expected);
+}
+
 TEST(BertConfig, Id2labelKeysAreStringsAndGiveNumLabels) {
   BertConfig c =
       BertConfig::from_json_text(minimal(R"("id2label": {"0": "ham", "1": "spam", "2": "phish"})"));
