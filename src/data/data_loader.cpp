@@ -1,0 +1,233 @@
+// The DataLoader: dynamic padding, the distributed sampler's rows, and a bounded prefetch queue on one
+// thread.
+#include "berth/data/data_loader.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "berth/core/error.h"
+
+namespace berth::data {
+
+Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, int64_t pad_token_id,
+              size_t pad_to_multiple_of) {
+  size_t longest = 0;
+  for (size_t row : rows) longest = std::max(longest, dataset.encoding(row).ids.size());
+  if (pad_to_multiple_of > 0)
+    longest = (longest + pad_to_multiple_of - 1) / pad_to_multiple_of * pad_to_multiple_of;
+
+  const auto batch = static_cast<int64_t>(rows.size());
+  const auto length = static_cast<int64_t>(longest);
+  const auto options = at::TensorOptions().dtype(at::kLong);
+  // each: (B, T)
+  at::Tensor input_ids = at::full({batch, length}, pad_token_id, options);
+  at::Tensor token_type_ids = at::zeros({batch, length}, options);
+  at::Tensor attention_mask = at::zeros({batch, length}, options);
+  int64_t* ids = input_ids.data_ptr<int64_t>();
+  int64_t* types = token_type_ids.data_ptr<int64_t>();
+  int64_t* mask = attention_mask.data_ptr<int64_t>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const tokenizer::Encoding& e = dataset.encoding(rows[static_cast<size_t>(b)]);
+    const int64_t start = b * length;
+    std::copy(e.ids.begin(), e.ids.end(), ids + start);
+    std::copy(e.type_ids.begin(), e.type_ids.end(), types + start);
+    if (e.attention_mask.empty()) {
+      std::fill(mask + start, mask + start + static_cast<int64_t>(e.ids.size()), 1);
+    } else {
+      std::copy(e.attention_mask.begin(), e.attention_mask.end(), mask + start);
+    }
+  }
+  Batch out{{"input_ids", input_ids}, {"token_type_ids", token_type_ids}, {"attention_mask", attention_mask}};
+  if (dataset.labels().defined()) {
+    std::vector<int64_t> index(rows.begin(), rows.end());
+    out.emplace("labels", dataset.labels().index_select(0, at::tensor(index, options)));
+  }
+  return out;
+}
+
+// One loop over the loader: the batches' rows fixed at its start, collated on demand or by the prefetch
+// thread.
+class DataLoader::Epoch {
+ public:
+  Epoch(const TokenizedDataset& dataset, const DataLoaderOptions& options,
+        std::vector<std::vector<size_t>> batches)
+      : dataset_(dataset), options_(options), batches_(std::move(batches)) {
+    if (options_.prefetch > 0 && !batches_.empty()) thread_ = std::thread([this] { produce_all(); });
+  }
+
+  Epoch(const Epoch&) = delete;
+  Epoch& operator=(const Epoch&) = delete;
+
+  // Also the early-break path: the producer wakes from a full queue, sees stop_ and returns after at most the
+  // batch it is collating.
+  ~Epoch() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  bool at_end() const { return next_ >= batches_.size(); }
+
+  const Batch& current() {
+    if (current_) return *current_;
+    BERTH_CHECK(!failed_, "data loader: this loop stopped at batch ", next_, " of ", batches_.size(),
+                " after collating it failed. Fix: start a new loop over the loader");
+    if (options_.prefetch == 0) {
+      try {
+        current_ = make(next_);
+      } catch (...) {
+        failed_ = true;  // as with prefetching: the loop ends at the batch that failed
+        throw;
+      }
+      return *current_;
+    }
+    Slot slot = take();
+    if (slot.error) {
+      failed_ = true;
+      std::rethrow_exception(slot.error);
+    }
+    current_ = std::move(slot.batch);
+    return *current_;
+  }
+
+  void advance() {
+    if (!current_) current();  // a prefetched batch skipped unread must still leave the queue
+    current_.reset();
+    ++next_;
+  }
+
+ private:
+  struct Slot {
+    Batch batch;
+    std::exception_ptr error;
+  };
+
+  Batch make(size_t k) const {
+    return options_.collate_fn
+               ? options_.collate_fn(dataset_, batches_[k])
+               : collate(dataset_, batches_[k], options_.pad_token_id, options_.pad_to_multiple_of);
+  }
+
+  // The consumer's wait is bounded by batch_timeout: a stuck collate becomes an error, not a hang.
+  Slot take() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const bool ready =
+        changed_.wait_for(lock, options_.batch_timeout, [&] { return !queue_.empty() || done_; });
+    BERTH_CHECK(
+        ready, "data loader: the prefetch thread delivered no batch within ", options_.batch_timeout.count(),
+        " ms (batch ", next_, " of ", batches_.size(),
+        "). Fix: check that the collate function finishes, or raise DataLoaderOptions::batch_timeout");
+    BERTH_BUG(!queue_.empty(), "the prefetch thread finished before batch ", next_, " of ", batches_.size());
+    Slot slot = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    changed_.notify_all();
+    return slot;
+  }
+
+  void produce_all() {
+    for (size_t k = 0; k < batches_.size(); ++k) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || queue_.size() < options_.prefetch; });
+        if (stop_) break;
+      }
+      Slot slot;
+      try {
+        slot.batch = make(k);
+      } catch (...) {
+        slot.error = std::current_exception();
+      }
+      const bool failed = static_cast<bool>(slot.error);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stop_) break;
+        queue_.push_back(std::move(slot));
+      }
+      changed_.notify_all();
+      if (failed) break;  // the consumer rethrows it; nothing after a failed batch is delivered
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  const TokenizedDataset& dataset_;
+  const DataLoaderOptions options_;
+  const std::vector<std::vector<size_t>> batches_;
+
+  // The consumer's side.
+  size_t next_ = 0;
+  std::optional<Batch> current_;
+  bool failed_ = false;
+
+  // Shared with the producer.
+  std::mutex mutex_;
+  std::condition_variable changed_;  // queue grew or shrank, stop or done set
+  std::deque<Slot> queue_;
+  bool stop_ = false;
+  bool done_ = false;
+  std::thread thread_;  // last: started after everything it reads exists
+};
+
+DataLoader::DataLoader(const TokenizedDataset& dataset, DataLoaderOptions options)
+    : dataset_(&dataset),
+      options_(std::move(options)),
+      sampler_(dataset.size(), DistributedSamplerOptions{options_.rank, options_.world_size, options_.seed,
+                                                         options_.shuffle, options_.drop_last}) {
+  BERTH_CHECK(options_.batch_size > 0,
+              "data loader: batch_size must be at least 1, found 0. Fix: pass a "
+              "positive batch size");
+}
+
+size_t DataLoader::size() const {
+  const size_t rows = sampler_.num_samples();
+  return options_.drop_last ? rows / options_.batch_size
+                            : (rows + options_.batch_size - 1) / options_.batch_size;
+}
+
+std::vector<std::vector<size_t>> DataLoader::batch_rows() const {
+  const std::vector<size_t> rows = sampler_.indices();
+  std::vector<std::vector<size_t>> batches;
+  for (size_t start = 0; start < rows.size(); start += options_.batch_size) {
+    const size_t end = std::min(rows.size(), start + options_.batch_size);
+    if (options_.drop_last && end - start < options_.batch_size) break;
+    batches.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(start),
+                         rows.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return batches;
+}
+
+DataLoader::Iterator DataLoader::begin() const {
+  return Iterator(std::make_shared<Epoch>(*dataset_, options_, batch_rows()));
+}
+
+DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) {
+  if (epoch_ && epoch_->at_end()) epoch_.reset();
+}
+
+const Batch& DataLoader::Iterator::operator*() const {
+  BERTH_BUG(epoch_, "dereferencing the end of a DataLoader loop");
+  return epoch_->current();
+}
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  BERTH_BUG(epoch_, "advancing past the end of a DataLoader loop");
+  epoch_->advance();
+  if (epoch_->at_end()) epoch_.reset();  // the last reference: joins the (finished) producer
+  return *this;
+}
+
+bool DataLoader::Iterator::operator==(const Iterator& other) const { return epoch_ == other.epoch_; }
+
+}  // namespace berth::data

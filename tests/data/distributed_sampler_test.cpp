@@ -1,0 +1,117 @@
+// Tests for the distributed sampler: torch's DistributedSampler (goldens from
+// tests/goldens/distributed_sampler_goldens.py, its shuffle replaced by a Python SplitMix64), partitions,
+// epochs.
+#include "berth/data/distributed_sampler.h"
+
+#include "berth/core/error.h"
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using berth::data::DistributedSampler;
+using berth::data::DistributedSamplerOptions;
+
+std::vector<size_t> indices(size_t n, DistributedSamplerOptions options, uint64_t epoch = 0) {
+  DistributedSampler sampler(n, options);
+  sampler.set_epoch(epoch);
+  return sampler.indices();
+}
+
+TEST(DistributedSampler, MatchesTorchsSamplerWithBerthsShuffle) {
+  std::ifstream in(berth::testing::golden_dir() + "/distributed_sampler.json");
+  ASSERT_TRUE(in.good()) << "missing golden: build the berth_goldens target";
+  const auto cases = nlohmann::json::parse(in)["cases"];
+  ASSERT_GT(cases.size(), 100u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.dump());
+    DistributedSamplerOptions options;
+    options.rank = c["rank"];
+    options.world_size = c["world_size"];
+    options.seed = c["seed"];
+    options.shuffle = c["shuffle"];
+    options.drop_last = c["drop_last"];
+    DistributedSampler sampler(c["n"].get<size_t>(), options);
+    sampler.set_epoch(c["epoch"]);
+    EXPECT_EQ(sampler.num_samples(), c["num_samples"].get<size_t>());
+    EXPECT_EQ(sampler.indices(), c["indices"].get<std::vector<size_t>>());
+  }
+}
+
+// Every rank the same count; with drop_last the shares are disjoint, without they cover every row and repeat
+// only the padding, which comes from the start of the epoch's order.
+TEST(DistributedSampler, PartitionsAreEqualDisjointAndCovering) {
+  for (size_t n : {0, 1, 2, 7, 10, 12, 13, 100}) {
+    for (size_t world : {1, 2, 3, 4, 8, 16}) {
+      for (bool drop_last : {false, true}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " world=" + std::to_string(world) +
+                     " drop_last=" + std::to_string(drop_last));
+        std::map<size_t, size_t> seen;
+        size_t per_rank = 0;
+        for (size_t rank = 0; rank < world; ++rank) {
+          DistributedSamplerOptions options{rank, world, 7, true, drop_last};
+          const std::vector<size_t> mine = indices(n, options, 3);
+          if (rank == 0) per_rank = mine.size();
+          EXPECT_EQ(mine.size(), per_rank);
+          for (size_t row : mine) {
+            EXPECT_LT(row, n);
+            ++seen[row];
+          }
+        }
+        if (drop_last) {
+          EXPECT_EQ(per_rank, n / world);
+          for (const auto& [row, count] : seen) EXPECT_EQ(count, 1u) << row;
+        } else {
+          EXPECT_EQ(per_rank, (n + world - 1) / world);
+          EXPECT_EQ(seen.size(), n);
+          size_t repeats = 0;
+          for (const auto& [row, count] : seen) repeats += count - 1;
+          EXPECT_EQ(repeats, per_rank * world - n);
+          DistributedSampler sampler(n, {0, world, 7, true, drop_last});
+          sampler.set_epoch(3);
+          const std::vector<size_t> order = sampler.global_order();
+          for (size_t i = n; i < order.size(); ++i) EXPECT_EQ(order[i], order[i % n]);
+        }
+      }
+    }
+  }
+}
+
+TEST(DistributedSampler, EpochAndSeedDecideTheOrder) {
+  const DistributedSamplerOptions options{0, 1, 5, true, false};
+  const std::vector<size_t> epoch0 = indices(50, options, 0);
+  EXPECT_EQ(indices(50, options, 0), epoch0);
+  EXPECT_NE(indices(50, options, 1), epoch0);
+  EXPECT_NE(indices(50, {0, 1, 6, true, false}, 0), epoch0);
+  std::vector<size_t> sorted = epoch0;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);
+  // torch seeds with seed + epoch, so seed 5 at epoch 1 is seed 6 at epoch 0
+  EXPECT_EQ(indices(50, options, 1), indices(50, {0, 1, 6, true, false}, 0));
+
+  std::vector<size_t> in_order(50);
+  for (size_t i = 0; i < in_order.size(); ++i) in_order[i] = i;
+  EXPECT_EQ(indices(50, {0, 1, 5, false, false}, 4), in_order);
+}
+
+TEST(DistributedSampler, BadRankOrWorldSize) {
+  berth::testing::expect_contains(berth::testing::error_text([] {
+                                    DistributedSampler(10, {2, 2, 0, true, false});
+                                  }),
+                                  {"rank 2 is out of range for world_size 2", "Fix: set RANK to 0..1"});
+  berth::testing::expect_contains(berth::testing::error_text([] {
+                                    DistributedSampler(10, {0, 0, 0, true, false});
+                                  }),
+                                  {"world_size must be at least 1, found 0"});
+}
+
+}  // namespace
