@@ -5,7 +5,6 @@
 #include "berth/core/error.h"
 #include "berth/io/safetensors.h"
 #include "berth/placement/inspect.h"
-#include "model/atomic_file.h"
 
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
@@ -348,10 +347,8 @@ void save_model(const torch::nn::Module& module, BertConfig config, const std::s
   fs::create_directories(dir, error);
   BERTH_CHECK(!error && fs::is_directory(dir), dir_text, ": cannot create the model directory (",
               error ? error.message() : "a file has that name", "). Fix: choose a writable path");
-  const std::string weights = (dir / "model.safetensors").string();
-  replace_file_atomically(weights, [&](const std::string& temp) {
-    io::save_safetensors(temp, tensors, {{"format", "pt"}});
-  });
+  // Both writers go through a temporary file renamed into place.
+  io::save_safetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}});
   config.save((dir / "config.json").string());
 }
 
