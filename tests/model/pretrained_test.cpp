@@ -268,6 +268,19 @@ TEST(Pretrained, SaveThenLoadIsBitExact) {
   expect_same_tensors(*from_pretrained<BertForSequenceClassification>(out).model, *model);
 }
 
+TEST(Pretrained, SaveRefusesTensorsSharingStorage) {
+  BertForSequenceClassification model(from_pretrained<BertModel>(tiny_dir()).model->config,
+                                      berth::BertInitOptions{true, 3});
+  // Two (C, C) weights over one storage, as tied weights would be.
+  auto layer = model->bert->encoder->layer[0]->as<berth::BertLayerImpl>();
+  model->bert->pooler->dense->weight.set_data(layer->attention->self->query->weight.data());
+  berth::testing::TempDir dir;
+  expect_contains(
+      error_text([&] { berth::save_pretrained(model, dir.path().string()); }),
+      {"bert.pooler.dense.weight and bert.encoder.layer.0.attention.self.query.weight share storage"});
+  EXPECT_FALSE(fs::exists(dir.file("model.safetensors")));
+}
+
 TEST(Pretrained, DtypesConvertAndRoundTrip) {
   berth::PretrainedOptions options;
   options.dtype = at::kDouble;
