@@ -1,0 +1,329 @@
+// HF's BERT computation in libtorch: embeddings, eager self-attention with the additive mask, pooler,
+// classifier and the loss HF picks.
+#include "berth/model/bert_model.h"
+
+#include "berth/core/error.h"
+#include "berth/placement/batch_check.h"
+#include "berth/placement/inspect.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace berth {
+namespace {
+
+namespace F = torch::nn::functional;
+
+constexpr double kPi = 3.14159265358979323846;  // M_PI is not standard C++
+
+// Visits every submodule below `module` in registration order (named_children, which unlike modules()
+// needs no shared_ptr root).
+template <typename Fn>
+void for_each_module(torch::nn::Module& module, const Fn& fn) {
+  fn(module);
+  for (const auto& child : module.named_children()) for_each_module(*child.value(), fn);
+}
+
+void fill_normal(at::Tensor& tensor, double std, at::Generator& generator) {
+  torch::NoGradGuard no_grad;
+  at::Tensor values = at::normal(0.0, std, tensor.sizes(), generator, at::TensorOptions().dtype(at::kFloat));
+  tensor.copy_(values);
+}
+
+std::string shape_of(const at::Tensor& t) { return format_shape(t.sizes()); }
+
+void check_inputs(const BertConfig& config, const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                  const at::Tensor& token_type_ids) {
+  BERTH_CHECK(input_ids.defined(), "BertModel: input_ids is required (B, T) int64 token ids, found none");
+  BERTH_CHECK(input_ids.dim() == 2, "BertModel: input_ids must be (batch, length), found shape ",
+              shape_of(input_ids), ". Fix: add a batch dimension, e.g. ids.unsqueeze(0)");
+  BERTH_CHECK(input_ids.scalar_type() == at::kLong || input_ids.scalar_type() == at::kInt,
+              "BertModel: input_ids must hold integer token ids (int64), found ",
+              dtype_name(input_ids.scalar_type()));
+  BERTH_CHECK(input_ids.size(1) <= config.max_position_embeddings, "BertModel: input_ids has length ",
+              input_ids.size(1),
+              " but the model has max_position_embeddings = ", config.max_position_embeddings,
+              " positions. Fix: truncate the inputs to at most ", config.max_position_embeddings, " tokens");
+  BERTH_CHECK(input_ids.size(1) >= 1,
+              "BertModel: input_ids is empty (length 0); the pooler needs the [CLS] token");
+  for (const auto& [name, tensor] :
+       {std::pair<const char*, const at::Tensor&>{"attention_mask", attention_mask},
+        std::pair<const char*, const at::Tensor&>{"token_type_ids", token_type_ids}}) {
+    if (!tensor.defined()) continue;
+    BERTH_CHECK(tensor.sizes() == input_ids.sizes(), "BertModel: ", name, " has shape ", shape_of(tensor),
+                " but input_ids has ", shape_of(input_ids), ". Fix: give one value per token");
+  }
+  // Value ranges are checked where it costs no device synchronisation; on an accelerator an out-of-range id
+  // still fails inside the embedding lookup.
+  if (input_ids.device().is_cpu() && input_ids.numel() > 0) {
+    const int64_t low = input_ids.min().item<int64_t>();
+    const int64_t high = input_ids.max().item<int64_t>();
+    BERTH_CHECK(low >= 0 && high < config.vocab_size, "BertModel: input_ids holds ids in [", low, ", ", high,
+                "] but the vocabulary has ", config.vocab_size, " entries (ids 0..", config.vocab_size - 1,
+                "). Fix: use the tokenizer (vocab.txt) that belongs to this model");
+  }
+  if (token_type_ids.defined() && token_type_ids.device().is_cpu() && token_type_ids.numel() > 0) {
+    const int64_t low = token_type_ids.min().item<int64_t>();
+    const int64_t high = token_type_ids.max().item<int64_t>();
+    BERTH_CHECK(low >= 0 && high < config.type_vocab_size, "BertModel: token_type_ids holds [", low, ", ",
+                high, "] but type_vocab_size is ", config.type_vocab_size, " (ids 0..",
+                config.type_vocab_size - 1, "). Fix: 0 for the first text, 1 for the pair");
+  }
+}
+
+}  // namespace
+
+void init_bert_weights(torch::nn::Module& module, double initializer_range, std::optional<uint64_t> seed) {
+  at::Generator generator =
+      seed ? at::make_generator<at::CPUGeneratorImpl>(*seed) : at::detail::getDefaultCPUGenerator();
+  // No lock here: at::normal takes the generator's own mutex for each draw.
+  torch::NoGradGuard no_grad;
+  for_each_module(module, [&](torch::nn::Module& m) {
+    if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&m)) {
+      fill_normal(linear->weight, initializer_range, generator);
+      if (linear->bias.defined()) linear->bias.zero_();
+    } else if (auto* embedding = dynamic_cast<torch::nn::EmbeddingImpl*>(&m)) {
+      fill_normal(embedding->weight, initializer_range, generator);
+      if (auto pad = embedding->options.padding_idx()) embedding->weight[*pad].zero_();
+    } else if (auto* norm = dynamic_cast<torch::nn::LayerNormImpl*>(&m)) {
+      norm->weight.fill_(1.0);
+      norm->bias.zero_();
+    }
+  });
+}
+
+at::Tensor extended_attention_mask(const at::Tensor& attention_mask, c10::ScalarType dtype) {
+  double lowest = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "extended_attention_mask", [&] {
+    lowest = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+  });
+  // (B, T) -> (B, 1, 1, T): broadcast over heads and query positions.
+  at::Tensor mask = attention_mask.unsqueeze(1).unsqueeze(2).to(dtype);
+  return (1.0 - mask) * lowest;
+}
+
+Activation parse_activation(const std::string& name) {
+  if (name == "gelu") return Activation::Gelu;
+  if (name == "gelu_new") return Activation::GeluNew;
+  if (name == "gelu_pytorch_tanh") return Activation::GeluPytorchTanh;
+  if (name == "relu") return Activation::Relu;
+  BERTH_FAIL("hidden_act \"", name,
+             "\" is not a supported activation: berth implements gelu, gelu_new, gelu_pytorch_tanh, relu");
+}
+
+at::Tensor apply_activation(Activation activation, const at::Tensor& x) {
+  switch (activation) {
+    case Activation::Gelu:
+      return torch::gelu(x);  // the exact, erf-based GELU
+    case Activation::GeluNew:
+      // transformers' NewGELUActivation, written as there (not torch's fused tanh GELU) to round the same
+      // way.
+      return 0.5 * x * (1.0 + torch::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * torch::pow(x, 3.0))));
+    case Activation::GeluPytorchTanh:
+      return torch::gelu(x, "tanh");
+    case Activation::Relu:
+      return torch::relu(x);
+  }
+  BERTH_BUG(false, "unknown Activation ", static_cast<int>(activation));
+}
+
+BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& config) {
+  torch::nn::EmbeddingOptions words(config.vocab_size, config.hidden_size);
+  if (config.pad_token_id) words.padding_idx(*config.pad_token_id);
+  word_embeddings = register_module("word_embeddings", torch::nn::Embedding(words));
+  position_embeddings = register_module(
+      "position_embeddings", torch::nn::Embedding(config.max_position_embeddings, config.hidden_size));
+  token_type_embeddings = register_module("token_type_embeddings",
+                                          torch::nn::Embedding(config.type_vocab_size, config.hidden_size));
+  LayerNorm = register_module(
+      "LayerNorm",
+      torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.hidden_size}).eps(config.layer_norm_eps)));
+  dropout = register_module("dropout", torch::nn::Dropout(config.hidden_dropout_prob));
+}
+
+at::Tensor BertEmbeddingsImpl::forward(const at::Tensor& input_ids, const at::Tensor& token_type_ids) {
+  // (1, T): broadcast over the batch, as HF's position_ids[:, :T].
+  at::Tensor position_ids =
+      torch::arange(input_ids.size(1), input_ids.options().dtype(at::kLong)).unsqueeze(0);
+  at::Tensor embeddings = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);
+  embeddings = embeddings + position_embeddings(position_ids);
+  return dropout(LayerNorm(embeddings));
+}
+
+BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& config)
+    : num_heads(config.num_attention_heads), head_size(config.head_size()) {
+  BERTH_BUG(num_heads * head_size == config.hidden_size, "hidden_size ", config.hidden_size,
+            " not divisible by heads ", num_heads, ": validate() should have refused the config");
+  query = register_module("query", torch::nn::Linear(config.hidden_size, config.hidden_size));
+  key = register_module("key", torch::nn::Linear(config.hidden_size, config.hidden_size));
+  value = register_module("value", torch::nn::Linear(config.hidden_size, config.hidden_size));
+  dropout = register_module("dropout", torch::nn::Dropout(config.attention_probs_dropout_prob));
+}
+
+at::Tensor BertSelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& extended_mask) {
+  const int64_t batch = hidden.size(0);
+  const int64_t length = hidden.size(1);
+  // (B, T, C) -> (B, H, T, D)
+  auto split_heads = [&](const at::Tensor& x) {
+    return x.view({batch, length, num_heads, head_size}).permute({0, 2, 1, 3});
+  };
+  at::Tensor q = split_heads(query(hidden));
+  at::Tensor k = split_heads(key(hidden));
+  at::Tensor v = split_heads(value(hidden));
+  // (B, H, T, T): scaled dot products, padding keys pushed to finfo.min before the softmax.
+  at::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));
+  scores = scores + extended_mask;
+  // HF drops whole attention probabilities (tokens to attend to), as the original Transformer did.
+  at::Tensor probs = dropout(torch::softmax(scores, -1));
+  // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
+  return torch::matmul(probs, v)
+      .permute({0, 2, 1, 3})
+      .contiguous()
+      .view({batch, length, num_heads * head_size});
+}
+
+BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertConfig& config) {
+  dense = register_module("dense", torch::nn::Linear(in_features, config.hidden_size));
+  LayerNorm = register_module(
+      "LayerNorm",
+      torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.hidden_size}).eps(config.layer_norm_eps)));
+  dropout = register_module("dropout", torch::nn::Dropout(config.hidden_dropout_prob));
+}
+
+at::Tensor BertResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
+  return LayerNorm(dropout(dense(hidden)) + residual);
+}
+
+BertAttentionImpl::BertAttentionImpl(const BertConfig& config) {
+  self = register_module("self", BertSelfAttention(config));
+  output = register_module("output", BertResidualOutput(config.hidden_size, config));
+}
+
+at::Tensor BertAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& extended_mask) {
+  return output(self(hidden, extended_mask), hidden);
+}
+
+BertIntermediateImpl::BertIntermediateImpl(const BertConfig& config)
+    : activation(parse_activation(config.hidden_act)) {
+  dense = register_module("dense", torch::nn::Linear(config.hidden_size, config.intermediate_size));
+}
+
+at::Tensor BertIntermediateImpl::forward(const at::Tensor& hidden) {
+  return apply_activation(activation, dense(hidden));
+}
+
+BertLayerImpl::BertLayerImpl(const BertConfig& config) {
+  attention = register_module("attention", BertAttention(config));
+  intermediate = register_module("intermediate", BertIntermediate(config));
+  output = register_module("output", BertResidualOutput(config.intermediate_size, config));
+}
+
+at::Tensor BertLayerImpl::forward(const at::Tensor& hidden, const at::Tensor& extended_mask) {
+  at::Tensor attended = attention(hidden, extended_mask);
+  return output(intermediate(attended), attended);
+}
+
+BertEncoderImpl::BertEncoderImpl(const BertConfig& config) {
+  layer = register_module("layer", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) layer->push_back(BertLayer(config));
+}
+
+at::Tensor BertEncoderImpl::forward(at::Tensor hidden, const at::Tensor& extended_mask) {
+  for (const auto& module : *layer) hidden = module->as<BertLayerImpl>()->forward(hidden, extended_mask);
+  return hidden;
+}
+
+BertPoolerImpl::BertPoolerImpl(const BertConfig& config) {
+  dense = register_module("dense", torch::nn::Linear(config.hidden_size, config.hidden_size));
+}
+
+at::Tensor BertPoolerImpl::forward(const at::Tensor& hidden) {
+  return torch::tanh(dense(hidden.select(1, 0)));
+}
+
+BertModelImpl::BertModelImpl(const BertConfig& bert_config, const BertInitOptions& init)
+    : config(bert_config) {
+  config.validate();
+  embeddings = register_module("embeddings", BertEmbeddings(config));
+  encoder = register_module("encoder", BertEncoder(config));
+  pooler = register_module("pooler", BertPooler(config));
+  if (init.random) init_bert_weights(*this, config.initializer_range, init.seed);
+}
+
+BertModelOutput BertModelImpl::forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                       const at::Tensor& token_type_ids) {
+  check_inputs(config, input_ids, attention_mask, token_type_ids);
+  const at::Tensor& weight = embeddings->word_embeddings->weight;
+  check_batch(
+      {{"input_ids", input_ids}, {"attention_mask", attention_mask}, {"token_type_ids", token_type_ids}},
+      weight.device());
+  at::Tensor mask = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
+  at::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
+  at::Tensor hidden =
+      encoder(embeddings(input_ids, types), extended_attention_mask(mask, weight.scalar_type()));
+  return {hidden, pooler(hidden)};
+}
+
+BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertConfig& bert_config,
+                                                                     const BertInitOptions& init)
+    : config(bert_config) {
+  config.validate();
+  bert = register_module("bert", BertModel(config, BertInitOptions{/*random=*/false, std::nullopt}));
+  dropout = register_module("dropout", torch::nn::Dropout(config.classifier_dropout_or_default()));
+  classifier = register_module("classifier", torch::nn::Linear(config.hidden_size, config.num_labels()));
+  if (init.random) init_bert_weights(*this, config.initializer_range, init.seed);
+}
+
+SequenceClassifierOutput BertForSequenceClassificationImpl::forward(const at::Tensor& input_ids,
+                                                                    const at::Tensor& attention_mask,
+                                                                    const at::Tensor& token_type_ids,
+                                                                    const at::Tensor& labels) {
+  BertModelOutput out = bert(input_ids, attention_mask, token_type_ids);
+  // (B, C) -> (B, num_labels)
+  at::Tensor logits = classifier(dropout(out.pooler_output));
+  if (!labels.defined()) return {logits, {}};
+  return {logits, loss(logits, labels)};
+}
+
+at::Tensor BertForSequenceClassificationImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
+  check_tensor_on(labels, "labels", logits.device());
+  const int64_t num_labels = config.num_labels();
+  const bool integer_labels = labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt;
+  if (!config.problem_type) {
+    config.problem_type = num_labels == 1  ? kRegression
+                          : integer_labels ? kSingleLabelClassification
+                                           : kMultiLabelClassification;
+  }
+  const std::string& problem = *config.problem_type;
+  const int64_t batch = logits.size(0);
+  if (problem == kRegression) {
+    if (num_labels == 1) {
+      BERTH_CHECK(labels.numel() == batch, "regression labels must hold one value per example (", batch,
+                  "), found shape ", shape_of(labels));
+      return F::mse_loss(logits.squeeze(), labels.squeeze().to(logits.scalar_type()));
+    }
+    BERTH_CHECK(labels.sizes() == logits.sizes(), "regression labels must match the logits' shape ",
+                shape_of(logits), " (one target per output), found ", shape_of(labels));
+    return F::mse_loss(logits, labels.to(logits.scalar_type()));
+  }
+  if (problem == kSingleLabelClassification) {
+    BERTH_CHECK(integer_labels, "single_label_classification needs integer class ids as labels, found ",
+                dtype_name(labels.scalar_type()), ". Fix: pass int64 labels in 0..", num_labels - 1,
+                ", or set problem_type to multi_label_classification for 0/1 float targets");
+    BERTH_CHECK(labels.numel() == batch,
+                "single_label_classification labels must hold one class id per example (", batch,
+                "), found shape ", shape_of(labels));
+    // (B, num_labels) against (B,): -100 marks an example left out of the mean, as in HF.
+    return F::cross_entropy(logits.view({-1, num_labels}), labels.reshape({-1}).to(at::kLong));
+  }
+  BERTH_CHECK(
+      labels.sizes() == logits.sizes(), "multi_label_classification labels must match the logits' shape ",
+      shape_of(logits), " (one 0/1 target per label), found ", shape_of(labels),
+      ". Fix: pass multi-hot float labels, or int64 class ids with problem_type single_label_classification");
+  return F::binary_cross_entropy_with_logits(logits, labels.to(logits.scalar_type()));
+}
+
+}  // namespace berth
