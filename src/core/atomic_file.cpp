@@ -65,4 +65,9 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   }
 }
 
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  write_file_atomically(
+      path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+}
+
 }  // namespace berth

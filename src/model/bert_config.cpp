@@ -1,8 +1,8 @@
 // Reads, validates and writes BERT's config.json with transformers' field names, defaults and rules.
 #include "berth/model/bert_config.h"
 
+#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
-#include "model/atomic_file.h"
 
 #include <nlohmann/json.hpp>
 

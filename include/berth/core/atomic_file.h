@@ -4,6 +4,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 namespace berth {
 
@@ -12,5 +13,8 @@ namespace berth {
 // temporary file is removed, `path` is untouched, and the error propagates (berth::Error naming the path,
 // the reason and the fix for I/O failures).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream& out)>& write);
+
+// The same for content already in memory.
+void write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace berth
