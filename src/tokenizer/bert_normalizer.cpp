@@ -108,21 +108,30 @@ BertNormalizer::BertNormalizer(BertNormalizerOptions options)
 }
 
 uint32_t BertNormalizer::normalize(std::string_view text, uint32_t first_char, NormalizedText& out) const {
-  out.text.reserve(out.text.size() + text.size());
-  out.origin.reserve(out.origin.size() + text.size());
   Pass pass(options_, strip_accents_, out);
   uint32_t index = first_char;
   size_t pos = 0;
   while (pos < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[pos]);
-    // ASCII: one table lookup. '\0' maps to 0 (deleted) under clean_text; without it, it is kept as is.
-    if (byte < 0x80 && pass.idle()) {
-      uint8_t c = ascii_[byte];
-      if (c != 0 || (byte == 0 && !options_.clean_text)) {
-        out.text.push_back(static_cast<char>(c));
-        out.origin.push_back(index);
+    // A run of ASCII: one table lookup per byte, written straight into the output (std::string::push_back
+    // is not inlined). '\0' maps to 0 (deleted) under clean_text; without it, it is kept as is.
+    if (static_cast<unsigned char>(text[pos]) < 0x80 && pass.idle()) {
+      size_t run_end = pos;
+      while (run_end < text.size() && static_cast<unsigned char>(text[run_end]) < 0x80) ++run_end;
+      const size_t text_at = out.text.size(), origin_at = out.origin.size();
+      out.text.resize(text_at + (run_end - pos));
+      out.origin.resize(origin_at + (run_end - pos));
+      char* to = out.text.data() + text_at;
+      uint32_t* origin = out.origin.data() + origin_at;
+      for (; pos < run_end; ++pos, ++index) {
+        const auto byte = static_cast<unsigned char>(text[pos]);
+        const uint8_t c = ascii_[byte];
+        *to = static_cast<char>(c);
+        *origin = index;
+        const bool keep = c != 0 || (byte == 0 && !options_.clean_text);
+        to += keep, origin += keep;
       }
-      ++pos, ++index;
+      out.text.resize(static_cast<size_t>(to - out.text.data()));
+      out.origin.resize(static_cast<size_t>(origin - out.origin.data()));
       continue;
     }
     char32_t cp = utf8::decode(text, pos);

@@ -15,6 +15,7 @@ void BertPreTokenizer::split(const NormalizedText& text, std::vector<Word>& out,
     if (word.byte_end > word.byte_begin) out.push_back(word);
     word = {byte, byte, ch, ch};
   };
+  const unicode::ClassTable& table = unicode::class_table();
   uint32_t pos = byte_begin;
   uint32_t ch = char_begin;
   while (pos < size) {
@@ -22,11 +23,11 @@ void BertPreTokenizer::split(const NormalizedText& text, std::vector<Word>& out,
     uint8_t classes;
     uint32_t next = pos;
     if (byte < 0x80) {
-      classes = unicode::classes_of(byte);
+      classes = unicode::kAsciiClasses.of[byte];
       ++next;
     } else {
       size_t p = pos;
-      classes = unicode::classes_of(utf8::decode_valid(s.data(), p));
+      classes = unicode::classes_of(table, utf8::decode_valid(s.data(), p));
       next = static_cast<uint32_t>(p);
     }
     if (classes & unicode::kWhitespace) {

@@ -50,7 +50,16 @@ ClassTable build_class_table() {
   return table;
 }
 
+constexpr AsciiClasses ascii_classes() {
+  AsciiClasses table;
+  for (const ClassRange& range : kClassRanges)
+    for (char32_t cp = range.first; cp <= range.last && cp < 128; ++cp) table.of[cp] = range.classes;
+  return table;
+}
+
 }  // namespace
+
+constexpr AsciiClasses kAsciiClasses = ascii_classes();
 
 const ClassTable& class_table() {
   static const ClassTable table = build_class_table();

@@ -25,10 +25,17 @@ struct ClassTable {
 
 const ClassTable& class_table();
 
-inline uint8_t classes_of(char32_t cp) {
-  const ClassTable& table = class_table();
+inline uint8_t classes_of(const ClassTable& table, char32_t cp) {
   return table.classes[static_cast<size_t>(table.blocks[cp >> 8]) * 256 + (cp & 0xFF)];
 }
+
+inline uint8_t classes_of(char32_t cp) { return classes_of(class_table(), cp); }
+
+// The classes of ASCII, a constant table for the hot loops (constant-initialized: usable at any time).
+struct AsciiClasses {
+  uint8_t of[128] = {};
+};
+extern const AsciiClasses kAsciiClasses;
 
 // Rust's char::to_lowercase: writes 1-3 code points to out and returns how many.
 int lowercase(char32_t cp, char32_t* out);

@@ -1,4 +1,5 @@
-// Builds a pointer trie, then flattens it: each node's children sit together, sorted by byte.
+// Builds a pointer trie, then lays it out as a double array breadth-first: each node gets the lowest base at
+// which all its children's slots are free.
 #include "tokenizer/vocab_trie.h"
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 namespace berth::tokenizer {
 
 void VocabTrie::build(const std::vector<std::pair<std::string_view, int32_t>>& tokens) {
-  // First a simple pointer trie, then flattened.
   struct Temp {
     std::map<uint8_t, uint32_t> children;
     int32_t token = kNoToken;
@@ -26,26 +26,71 @@ void VocabTrie::build(const std::vector<std::pair<std::string_view, int32_t>>& t
     }
     temp[node].token = id;
   }
-  constexpr size_t kDenseFrom = 16;  // children count from which a node gets a direct 256-entry row
-  nodes_.assign(temp.size(), Node{});
-  labels_.clear();
-  targets_.clear();
-  dense_.clear();
-  for (size_t i = 0; i < temp.size(); ++i) {
-    Node& node = nodes_[i];
-    node.token = temp[i].token;
-    node.first_edge = static_cast<uint32_t>(labels_.size());
-    node.edges = static_cast<uint32_t>(temp[i].children.size());
-    for (const auto& [label, target] : temp[i].children) {
-      labels_.push_back(label);
-      targets_.push_back(target);
+
+  // Free units form a doubly linked list, so the search for a base visits free units only.
+  std::vector<uint32_t> next_free, prev_free;
+  std::vector<bool> used;
+  const auto grow = [&](size_t size) {
+    const size_t old = units_.size();
+    if (size <= old) return;
+    size = std::max(size, old + old / 2);
+    units_.resize(size, Unit{});
+    used.resize(size, false);
+    next_free.resize(size);
+    prev_free.resize(size);
+    for (size_t i = old; i < size; ++i)
+      next_free[i] = static_cast<uint32_t>(i + 1), prev_free[i] = static_cast<uint32_t>(i - 1);
+    // The list's tail (the last unit) links nowhere; appending joins the old tail to the new units.
+    if (old > 0) {
+      size_t tail = old - 1;
+      while (tail > 0 && used[tail]) --tail;
+      if (!used[tail])
+        next_free[tail] = static_cast<uint32_t>(old), prev_free[old] = static_cast<uint32_t>(tail);
     }
-    if (temp[i].children.size() >= kDenseFrom) {
-      node.dense = static_cast<int32_t>(dense_.size() / 256);
-      dense_.resize(dense_.size() + 256, kNoNode);
-      for (const auto& [label, target] : temp[i].children) dense_[node.dense * size_t{256} + label] = target;
+  };
+  uint32_t head = 1;  // the first free unit
+  const auto take = [&](size_t at) {
+    used[at] = true;
+    if (at == head) {
+      head = next_free[at];
+    } else {
+      next_free[prev_free[at]] = next_free[at];
+    }
+    if (next_free[at] < units_.size()) prev_free[next_free[at]] = prev_free[at];  // else: past the end
+  };
+  grow(512 + 1);
+  used[0] = true;  // the root
+  units_[0].token = temp[0].token;
+  std::vector<std::pair<uint32_t, uint32_t>> queue{{0, 0}};  // (temp node, unit)
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const auto [t, unit] = queue[q];
+    const auto& children = temp[t].children;
+    if (children.empty()) continue;
+    const uint32_t first_label = children.begin()->first;
+    // Try bases that put the first child on a free unit, lowest first.
+    for (size_t slot = head;; slot = next_free[slot]) {
+      grow(slot + 512);
+      if (slot < first_label + 1u) continue;
+      const size_t base = slot - first_label;
+      bool fits = true;
+      for (const auto& [label, child] : children) fits = fits && !used[base + label];
+      if (!fits) continue;
+      units_[unit].base = static_cast<uint32_t>(base);
+      for (const auto& [label, child] : children) {
+        const size_t at = base + label;
+        take(at);
+        units_[at].parent = unit;
+        units_[at].token = temp[child].token;
+        queue.emplace_back(child, static_cast<uint32_t>(at));
+      }
+      break;
     }
   }
+  // Keep 256 spare units past the last used one: child() then needs no bounds check.
+  size_t last = units_.size();
+  while (last > 0 && !used[last - 1]) --last;
+  units_.resize(last + 256, Unit{});
+  units_.shrink_to_fit();
 }
 
 uint32_t VocabTrie::walk(uint32_t node, std::string_view key) const {

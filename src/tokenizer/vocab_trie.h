@@ -1,4 +1,5 @@
-// A byte trie over a WordPiece vocabulary for greedy longest-match lookups (private to the library).
+// A byte trie over a WordPiece vocabulary for greedy longest-match lookups, stored as a double array: one
+// transition is one array access, so a walk costs about one cache miss per byte (private to the library).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,7 @@ class VocabTrie {
   uint32_t root() const { return 0; }
   // The node reached from `node` by the bytes of `key`, or kNoNode.
   uint32_t walk(uint32_t node, std::string_view key) const;
-
-  int32_t token_at(uint32_t node) const { return node == kNoNode ? kNoToken : nodes_[node].token; }
+  int32_t token_at(uint32_t node) const { return node == kNoNode ? kNoToken : units_[node].token; }
 
   // Longest key that, appended to `node`'s path, is a prefix of text and a token: {bytes, id}; {0, kNoToken}
   // when none.
@@ -28,34 +28,25 @@ class VocabTrie {
     for (uint32_t i = 0; i < size; ++i) {
       node = child(node, static_cast<uint8_t>(text[i]));
       if (node == kNoNode) break;
-      if (nodes_[node].token != kNoToken) best = {i + 1, nodes_[node].token};
+      if (units_[node].token != kNoToken) best = {i + 1, units_[node].token};
     }
     return best;
   }
 
  private:
-  struct Node {
-    uint32_t first_edge = 0;  // children: labels_/targets_[first_edge, first_edge + edges), sorted by label
-    uint32_t edges = 0;
+  // Node s's child by byte c sits at units_[units_[s].base + c] and is s's only if its parent is s.
+  struct Unit {
+    uint32_t base = 0;
+    uint32_t parent = kNoNode;
     int32_t token = kNoToken;
-    int32_t dense = -1;  // for nodes with many children: index of a 256-entry row in dense_
   };
 
   uint32_t child(uint32_t node, uint8_t label) const {
-    const Node& n = nodes_[node];
-    if (n.dense >= 0) return dense_[static_cast<size_t>(n.dense) * 256 + label];
-    const uint8_t* labels = labels_.data() + n.first_edge;
-    for (uint32_t i = 0; i < n.edges; ++i) {
-      if (labels[i] == label) return targets_[n.first_edge + i];
-      if (labels[i] > label) break;
-    }
-    return kNoNode;
+    const uint32_t next = units_[node].base + label;  // units_ has 256 spare units past every base
+    return units_[next].parent == node ? next : kNoNode;
   }
 
-  std::vector<Node> nodes_;
-  std::vector<uint8_t> labels_;
-  std::vector<uint32_t> targets_;
-  std::vector<uint32_t> dense_;
+  std::vector<Unit> units_;
 };
 
 }  // namespace berth::tokenizer

@@ -28,11 +28,54 @@ const char* strategy_name(TruncationStrategy strategy) {
   return "?";
 }
 
+template <typename T>
+void pad_vector(std::vector<T>& v, size_t count, T value, Side side) {
+  v.insert(side == Side::Right ? v.end() : v.begin(), count, value);
+}
+
+}  // namespace
+
+// One sequence's tokens before the template. Truncation only narrows the window [begin, end): the tokens are
+// written once, into the final Encoding, by post_process.
+struct WordPieceTokenizer::SequenceTokens {
+  std::vector<int32_t> ids;
+  std::vector<std::pair<uint32_t, uint32_t>> offsets;
+  size_t begin = 0;
+  size_t end = 0;
+
+  size_t size() const { return end - begin; }
+  void clear() {
+    ids.clear();
+    offsets.clear();
+    begin = end = 0;
+  }
+  void push(int32_t id, uint32_t start, uint32_t stop) {
+    ids.push_back(id);
+    offsets.emplace_back(start, stop);
+    end = ids.size();
+  }
+  // HF's Encoding::truncate, for the part it keeps (berth returns no overflowing windows).
+  void truncate(size_t max_length, Side direction) {
+    if (max_length >= size()) return;
+    if (direction == Side::Right) {
+      end = begin + max_length;
+    } else {
+      begin = end - max_length;
+    }
+  }
+};
+
+namespace {
+
+using SequenceTokens = WordPieceTokenizer::SequenceTokens;
+
 // Buffers reused across the encodes of one thread: no allocation per word or token once warm.
 struct Scratch {
   NormalizedText normalized;
   std::vector<Word> words;
   std::vector<WordPiecePiece> pieces;
+  SequenceTokens first;
+  SequenceTokens second;
 };
 
 Scratch& scratch() {
@@ -40,40 +83,12 @@ Scratch& scratch() {
   return buffers;
 }
 
-void push_token(Encoding& e, int64_t id, int64_t type_id, size_t start, size_t end, int8_t sequence_id) {
-  e.ids.push_back(id);
-  e.type_ids.push_back(type_id);
-  e.attention_mask.push_back(1);
-  e.special_tokens_mask.push_back(0);
-  e.offsets.emplace_back(start, end);
-  e.sequence_ids.push_back(sequence_id);
-}
-
-template <typename T>
-void keep_range(std::vector<T>& v, size_t begin, size_t end) {
-  v.erase(v.begin() + end, v.end());
-  v.erase(v.begin(), v.begin() + begin);
-}
-
-// HF's Encoding::truncate, for the encoding it keeps (berth returns no overflowing windows).
-void truncate(Encoding& e, size_t max_length, Side direction) {
-  if (max_length >= e.size()) return;
-  size_t begin = direction == Side::Right ? 0 : e.size() - max_length;
-  size_t end = begin + max_length;
-  keep_range(e.ids, begin, end);
-  keep_range(e.type_ids, begin, end);
-  keep_range(e.attention_mask, begin, end);
-  keep_range(e.special_tokens_mask, begin, end);
-  keep_range(e.offsets, begin, end);
-  keep_range(e.sequence_ids, begin, end);
-}
-
 // HF's truncate_encodings; max_length already has the template's special tokens taken off.
-void truncate_encodings(Encoding& first, std::optional<Encoding>& second, size_t max_length,
+void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t max_length,
                         const TruncationOptions& options) {
   if (max_length == 0) {
-    truncate(first, 0, options.direction);
-    if (second) truncate(*second, 0, options.direction);
+    first.truncate(0, options.direction);
+    if (second) second->truncate(0, options.direction);
     return;
   }
   const size_t total = first.size() + (second ? second->size() : 0);
@@ -82,7 +97,7 @@ void truncate_encodings(Encoding& first, std::optional<Encoding>& second, size_t
   switch (options.strategy) {
     case TruncationStrategy::LongestFirst: {
       if (!second) {
-        truncate(first, max_length, options.direction);
+        first.truncate(max_length, options.direction);
         return;
       }
       // The shorter keeps what it has if the longer can take the rest; otherwise both get half.
@@ -95,8 +110,8 @@ void truncate_encodings(Encoding& first, std::optional<Encoding>& second, size_t
         n2 = n1 + max_length % 2;
       }
       if (swap) std::swap(n1, n2);
-      truncate(first, n1, options.direction);
-      truncate(*second, n2, options.direction);
+      first.truncate(n1, options.direction);
+      second->truncate(n2, options.direction);
       return;
     }
     case TruncationStrategy::OnlyFirst:
@@ -107,31 +122,16 @@ void truncate_encodings(Encoding& first, std::optional<Encoding>& second, size_t
           "text (", total, " tokens > max_length ", max_length,
           " without special tokens); HF tokenizers fails the same way ('Second sequence not provided'). ",
           "Fix: truncate with longest_first or only_first, or give every input a text_pair");
-      Encoding& target = only_first ? first : *second;
+      SequenceTokens& target = only_first ? first : *second;
       BERTH_CHECK(target.size() > to_remove, "truncation ", strategy_name(options.strategy), ": ", to_remove,
                   " tokens must go to fit max_length ", max_length, " (without special tokens) but the ",
                   only_first ? "first" : "second", " sequence has only ", target.size(),
                   "; HF tokenizers fails the same way ('Sequence to truncate too short to ",
                   "respect the provided max_length'). Fix: truncate with longest_first or raise max_length");
-      truncate(target, target.size() - to_remove, options.direction);
+      target.truncate(target.size() - to_remove, options.direction);
       return;
     }
   }
-}
-
-void append(Encoding& to, const Encoding& from) {
-  to.ids.insert(to.ids.end(), from.ids.begin(), from.ids.end());
-  to.type_ids.insert(to.type_ids.end(), from.type_ids.begin(), from.type_ids.end());
-  to.attention_mask.insert(to.attention_mask.end(), from.attention_mask.begin(), from.attention_mask.end());
-  to.special_tokens_mask.insert(to.special_tokens_mask.end(), from.special_tokens_mask.begin(),
-                                from.special_tokens_mask.end());
-  to.offsets.insert(to.offsets.end(), from.offsets.begin(), from.offsets.end());
-  to.sequence_ids.insert(to.sequence_ids.end(), from.sequence_ids.begin(), from.sequence_ids.end());
-}
-
-template <typename T>
-void pad_vector(std::vector<T>& v, size_t count, T value, Side side) {
-  v.insert(side == Side::Right ? v.end() : v.begin(), count, value);
 }
 
 }  // namespace
@@ -251,9 +251,9 @@ int64_t WordPieceTokenizer::token_id(std::string_view token) const {
   return *id;
 }
 
-void WordPieceTokenizer::encode_sequence(std::string_view text, int64_t type_id, int8_t sequence_id,
-                                         Encoding& out) const {
+void WordPieceTokenizer::encode_sequence(std::string_view text, SequenceTokens& out) const {
   Scratch& s = scratch();
+  out.clear();
   s.normalized.clear();
   // Normalizes, pre-tokenizes and tokenizes text[begin, end), whose first character is `first_char`; returns
   // the index of the character after it.
@@ -263,24 +263,22 @@ void WordPieceTokenizer::encode_sequence(std::string_view text, int64_t type_id,
     uint32_t next_char = normalizer_.normalize(text.substr(begin, end - begin), first_char, s.normalized);
     s.words.clear();
     BertPreTokenizer::split(s.normalized, s.words, byte_start, char_start);
-    const std::string& normalized = s.normalized.text;
-    const std::vector<uint32_t>& origin = s.normalized.origin;
+    const char* normalized = s.normalized.text.data();
+    const uint32_t* origin = s.normalized.origin.data();
     for (const Word& word : s.words) {
       s.pieces.clear();
       const uint32_t bytes = word.byte_end - word.byte_begin;
       const uint32_t chars = word.char_end - word.char_begin;
-      model_.tokenize(std::string_view(normalized.data() + word.byte_begin, bytes), chars, s.pieces);
+      model_.tokenize(std::string_view(normalized + word.byte_begin, bytes), chars, s.pieces);
       const bool one_byte_chars = bytes == chars;
       uint32_t piece_char = word.char_begin;
       for (const WordPiecePiece& piece : s.pieces) {
         const uint32_t length =
-            one_byte_chars
-                ? piece.end - piece.begin
-                : static_cast<uint32_t>(utf8::count_chars(std::string_view(
-                      normalized.data() + word.byte_begin + piece.begin, piece.end - piece.begin)));
+            one_byte_chars ? piece.end - piece.begin
+                           : static_cast<uint32_t>(utf8::count_chars(std::string_view(
+                                 normalized + word.byte_begin + piece.begin, piece.end - piece.begin)));
         // A token spans from its first character's original character to its last one's.
-        push_token(out, piece.id, type_id, origin[piece_char], origin[piece_char + length - 1] + 1,
-                   sequence_id);
+        out.push(piece.id, origin[piece_char], origin[piece_char + length - 1] + 1);
         piece_char += length;
       }
     }
@@ -291,7 +289,6 @@ void WordPieceTokenizer::encode_sequence(std::string_view text, int64_t type_id,
   uint32_t begin_char = 0;
   if (!added_tokens_.empty()) {
     size_t pos = 0;
-    uint32_t pos_char = begin_char;  // characters before pos, counted lazily from begin
     while (pos < text.size()) {
       const auto byte = static_cast<unsigned char>(text[pos]);
       const AddedToken* match = nullptr;
@@ -307,25 +304,21 @@ void WordPieceTokenizer::encode_sequence(std::string_view text, int64_t type_id,
         ++pos;
         continue;
       }
-      if (pos > begin) {
-        pos_char = encode_piece(begin, pos, begin_char);
-      } else {
-        pos_char = begin_char;
-      }
+      const uint32_t match_char = pos > begin ? encode_piece(begin, pos, begin_char) : begin_char;
       const auto token_chars = static_cast<uint32_t>(utf8::count_chars(match->content));
-      push_token(out, match->id, type_id, pos_char, pos_char + token_chars, sequence_id);
+      out.push(static_cast<int32_t>(match->id), match_char, match_char + token_chars);
       pos += match->content.size();
       begin = pos;
-      begin_char = pos_char + token_chars;
+      begin_char = match_char + token_chars;
     }
   }
   if (begin < text.size()) encode_piece(begin, text.size(), begin_char);
 }
 
-Encoding WordPieceTokenizer::post_process(Encoding first, std::optional<Encoding> second,
+Encoding WordPieceTokenizer::post_process(SequenceTokens& first, SequenceTokens* second,
                                           bool add_special_tokens) const {
   if (truncation_) {
-    const size_t added = post_processor_.added_tokens(second.has_value());
+    const size_t added = post_processor_.added_tokens(second != nullptr);
     size_t max_length = truncation_->max_length;
     if (add_special_tokens && added > 0) {
       // HF subtracts in unsigned arithmetic: below the special tokens' count it wraps around and silently
@@ -338,21 +331,41 @@ Encoding WordPieceTokenizer::post_process(Encoding first, std::optional<Encoding
     truncate_encodings(first, second, max_length, *truncation_);
   }
 
-  Encoding out;
+  // Each field is written once, at its final size.
   const std::vector<TemplatePiece>& pieces = second ? post_processor_.pair : post_processor_.single;
+  size_t total = first.size() + (second ? second->size() : 0);
+  if (add_special_tokens) total += post_processor_.added_tokens(second != nullptr);
+  Encoding out;
+  out.ids.reserve(total);
+  out.type_ids.reserve(total);
+  out.attention_mask.reserve(total);
+  out.special_tokens_mask.reserve(total);
+  out.offsets.reserve(total);
+  out.sequence_ids.reserve(total);
   for (const TemplatePiece& piece : pieces) {
     if (piece.kind == TemplatePiece::Kind::Sequence) {
-      Encoding& sequence = piece.sequence == 0 ? first : *second;
-      std::fill(sequence.type_ids.begin(), sequence.type_ids.end(), piece.type_id);
-      append(out, sequence);
+      const SequenceTokens& sequence = piece.sequence == 0 ? first : *second;
+      const size_t n = sequence.size();
+      out.ids.insert(out.ids.end(), sequence.ids.begin() + sequence.begin,
+                     sequence.ids.begin() + sequence.end);
+      out.offsets.insert(out.offsets.end(), sequence.offsets.begin() + sequence.begin,
+                         sequence.offsets.begin() + sequence.end);
+      out.type_ids.insert(out.type_ids.end(), n, piece.type_id);
+      out.attention_mask.insert(out.attention_mask.end(), n, 1);
+      out.special_tokens_mask.insert(out.special_tokens_mask.end(), n, 0);
+      out.sequence_ids.insert(out.sequence_ids.end(), n, static_cast<int8_t>(piece.sequence));
       continue;
     }
     if (!add_special_tokens) continue;
     for (const TemplateSpecialToken& token : post_processor_.special_tokens) {
       if (token.name != piece.special_token) continue;
       for (int64_t id : token.ids) {
-        push_token(out, id, piece.type_id, 0, 0, -1);
-        out.special_tokens_mask.back() = 1;
+        out.ids.push_back(id);
+        out.type_ids.push_back(piece.type_id);
+        out.attention_mask.push_back(1);
+        out.special_tokens_mask.push_back(1);
+        out.offsets.emplace_back(0, 0);
+        out.sequence_ids.push_back(-1);
       }
     }
   }
@@ -368,14 +381,11 @@ Encoding WordPieceTokenizer::post_process(Encoding first, std::optional<Encoding
 
 Encoding WordPieceTokenizer::encode(std::string_view text, std::optional<std::string_view> text_pair,
                                     bool add_special_tokens) const {
-  Encoding first;
-  encode_sequence(text, 0, 0, first);
-  std::optional<Encoding> second;
-  if (text_pair) {
-    second.emplace();
-    encode_sequence(*text_pair, 1, 1, *second);
-  }
-  return post_process(std::move(first), std::move(second), add_special_tokens);
+  Scratch& s = scratch();
+  encode_sequence(text, s.first);
+  if (!text_pair) return post_process(s.first, nullptr, add_special_tokens);
+  encode_sequence(*text_pair, s.second);
+  return post_process(s.first, &s.second, add_special_tokens);
 }
 
 std::vector<Encoding> WordPieceTokenizer::encode_batch(const std::vector<EncodeInput>& inputs,

@@ -87,6 +87,7 @@ struct EncodeInput {
 
 class WordPieceTokenizer {
  public:
+  struct SequenceTokens;  // internal: one sequence's ids and offsets before the template
   // The parts as given. TemplateProcessing and added tokens must name tokens of the model's vocabulary.
   WordPieceTokenizer(BertNormalizer normalizer, WordPiece model, TemplateProcessing post_processor,
                      std::vector<AddedToken> added_tokens, SpecialTokenTexts special_tokens = {});
@@ -120,8 +121,8 @@ class WordPieceTokenizer {
                                      size_t threads = 0) const;
 
  private:
-  void encode_sequence(std::string_view text, int64_t type_id, int8_t sequence_id, Encoding& out) const;
-  Encoding post_process(Encoding first, std::optional<Encoding> second, bool add_special_tokens) const;
+  void encode_sequence(std::string_view text, SequenceTokens& out) const;
+  Encoding post_process(SequenceTokens& first, SequenceTokens* second, bool add_special_tokens) const;
 
   BertNormalizer normalizer_;
   WordPiece model_;
