@@ -14,5 +14,6 @@ using CommandAction = std::function<int()>;
 CommandAction add_doctor_command(CLI::App& app);
 
 // issue 3
+CommandAction add_tokenize_command(CLI::App& app);
 
 }  // namespace berth::cli

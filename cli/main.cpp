@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
       {"doctor", berth::cli::add_doctor_command(app)},
 
       // issue 3
+      {"tokenize", berth::cli::add_tokenize_command(app)},
 
   };
 

