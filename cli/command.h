@@ -12,8 +12,8 @@ namespace berth::cli {
 using CommandAction = std::function<int()>;
 
 CommandAction add_doctor_command(CLI::App& app);
-
-// issue 3
+CommandAction add_predict_command(CLI::App& app);
 CommandAction add_tokenize_command(CLI::App& app);
+CommandAction add_tokenizer_command(CLI::App& app);
 
 }  // namespace berth::cli

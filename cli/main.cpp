@@ -27,10 +27,9 @@ int main(int argc, char** argv) {
   // Each subcommand by its name, with what to run when it is chosen.
   const std::vector<std::pair<std::string, berth::cli::CommandAction>> commands = {
       {"doctor", berth::cli::add_doctor_command(app)},
-
-      // issue 3
+      {"predict", berth::cli::add_predict_command(app)},
       {"tokenize", berth::cli::add_tokenize_command(app)},
-
+      {"tokenizer", berth::cli::add_tokenizer_command(app)},
   };
 
   try {

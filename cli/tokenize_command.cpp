@@ -1,9 +1,5 @@
 // `berth tokenize --tokenizer DIR --input FILE.jsonl [...]`: tokenizes {"text", "text_pair"?} lines as HF
 // tokenizers does and writes {"input_ids", "token_type_ids", "attention_mask", "offsets"} lines in order.
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "command.h"
+#include "text_input.h"
 
 namespace berth::cli {
 namespace {
@@ -27,41 +25,6 @@ struct TokenizeOptions {
   std::string padding;     // empty: no padding
   bool no_special_tokens = false;
 };
-
-struct Line {
-  size_t number = 0;
-  tokenizer::EncodeInput input;
-};
-
-std::vector<Line> read_inputs(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in, "cannot open --input ", path, ". Fix: pass a JSONL file with one {\"text\": ...} per line");
-  std::vector<Line> lines;
-  std::string text;
-  size_t number = 0;
-  while (std::getline(in, text)) {
-    ++number;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines carry no input
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      BERTH_FAIL(path, ":", number, ": not valid JSON (", e.what(),
-                 "). Expected one object per line: {\"text\": \"...\", \"text_pair\": \"...\"}");
-    }
-    BERTH_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), path, ":", number,
-                ": expected an object with a string \"text\" (and optionally \"text_pair\"), found ",
-                j.dump().substr(0, 200));
-    Line line{number, {j["text"].get<std::string>(), std::nullopt}};
-    if (j.contains("text_pair") && !j["text_pair"].is_null()) {
-      BERTH_CHECK(j["text_pair"].is_string(), path, ":", number, ": \"text_pair\" must be a string, found ",
-                  j["text_pair"].dump().substr(0, 200));
-      line.input.text_pair = j["text_pair"].get<std::string>();
-    }
-    lines.push_back(std::move(line));
-  }
-  return lines;
-}
 
 size_t length_for(const TokenizeOptions& options, const tokenizer::WordPieceTokenizer& t, const char* what) {
   if (options.max_length > 0) return options.max_length;
@@ -110,17 +73,15 @@ void write_line(std::ostream& out, const tokenizer::Encoding& e) {
 int run(const TokenizeOptions& options) {
   tokenizer::WordPieceTokenizer t = tokenizer::load_tokenizer(options.tokenizer);
   configure(options, t);
-  std::vector<Line> lines = read_inputs(options.input);
-  std::vector<tokenizer::EncodeInput> inputs;
-  inputs.reserve(lines.size());
-  for (const Line& line : lines) inputs.push_back(line.input);
+  std::vector<TextInputLine> lines = read_text_inputs(options.input);
+  std::vector<tokenizer::EncodeInput> inputs = encode_inputs(lines);
   const bool special = !options.no_special_tokens;
   std::vector<tokenizer::Encoding> encodings;
   try {
     encodings = t.encode_batch(inputs, special);
   } catch (const Error&) {
     // Find the first failing line again, one by one, to name it.
-    for (const Line& line : lines) {
+    for (const TextInputLine& line : lines) {
       try {
         std::optional<std::string_view> pair;
         if (line.input.text_pair) pair = *line.input.text_pair;
@@ -138,19 +99,9 @@ int run(const TokenizeOptions& options) {
     return 0;
   }
   // Written beside the destination and renamed: a failed run leaves no half-written output.
-  const std::string temp = options.output + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    BERTH_CHECK(out, "cannot write --output ", options.output,
-                ". Fix: check that its directory exists and is writable");
+  write_file_atomically(options.output, [&](std::ostream& out) {
     for (const auto& e : encodings) write_line(out, e);
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temp);
-      BERTH_FAIL("writing ", options.output, " failed (disk full?)");
-    }
-  }
-  std::filesystem::rename(temp, options.output);
+  });
   return 0;
 }
 

@@ -85,7 +85,10 @@ CommandAction add_tokenizer_command(CLI::App& app) {
       ->capture_default_str();
   train
       ->add_option("--special-tokens", flags->special_tokens,
-                   "Special tokens, given the first ids in this order")
+                   "Special tokens, given the first ids in this order: comma-separated or repeated")
+      ->delimiter(',')
+      // Without this CLI11 reads "[UNK]" as a one-element list and drops the brackets.
+      ->allow_extra_args(false)
       ->capture_default_str();
   train
       ->add_option("--limit-alphabet", flags->limit_alphabet,

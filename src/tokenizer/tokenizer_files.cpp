@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 
 namespace berth::tokenizer {
@@ -269,29 +270,6 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
   return tokenizer;
 }
 
-// Writes text to path through a temporary file in the same directory, renamed into place.
-void write_file(const fs::path& path, const std::string& text) {
-  fs::path temp = path;
-  temp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    BERTH_CHECK(out, "cannot write ", temp.string(), ". Fix: check that the directory is writable");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      BERTH_FAIL("writing ", temp.string(), " failed (disk full?)");
-    }
-  }
-  std::error_code error;
-  fs::rename(temp, path, error);
-  if (error) {
-    fs::remove(temp, error);
-    BERTH_FAIL("cannot rename ", temp.string(), " to ", path.string(), ": ", error.message());
-  }
-}
-
 json side_json(Side side) { return side == Side::Left ? "Left" : "Right"; }
 
 }  // namespace
@@ -424,9 +402,9 @@ void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir)
         {"max_input_chars_per_word", options.max_input_chars_per_word},
         {"vocab", vocab_json}}}};
 
-  write_file(root / "vocab.txt", vocab);
-  write_file(root / "tokenizer_config.json", config.dump(2) + "\n");
-  write_file(root / "tokenizer.json", tokenizer_json.dump(2) + "\n");
+  write_file_atomically(root / "vocab.txt", vocab);
+  write_file_atomically(root / "tokenizer_config.json", config.dump(2) + "\n");
+  write_file_atomically(root / "tokenizer.json", tokenizer_json.dump(2) + "\n");
 }
 
 }  // namespace berth::tokenizer

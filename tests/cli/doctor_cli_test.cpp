@@ -9,31 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_runner.h"
 #include "support/test_support.h"
 
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using berth::testing::CliResult;
 
-// Runs the built CLI with extra environment assignments; launcher variables from the
-// test's own environment are removed so each case starts clean.
 CliResult run_cli(const std::string& env_assignments, const std::string& args, bool merge_stderr = true) {
-  std::string command =
-      "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u OMPI_COMM_WORLD_RANK " +
-      env_assignments + " timeout 60 " + BERTH_CLI_PATH + " " + args +
-      (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  return berth::testing::run_cli(args, merge_stderr, env_assignments);
 }
 
 TEST(DoctorCli, JsonParsesAndNamesThisRank) {

@@ -10,27 +10,15 @@
 #include <vector>
 
 #include "berth/tokenizer/tokenizer_files.h"
+#include "support/cli_runner.h"
 #include "support/test_support.h"
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-};
+using CliRun = berth::testing::CliResult;
 
 CliRun berth_cli(const std::string& args, bool merge_stderr = true) {
-  std::string command =
-      std::string("timeout 120 ") + BERTH_CLI_PATH + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  return berth::testing::run_cli(args, merge_stderr);
 }
 
 std::vector<nlohmann::json> lines_of(const std::string& text) {

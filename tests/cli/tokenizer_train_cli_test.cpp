@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_runner.h"
 #include "support/data_files.h"
 #include "support/test_support.h"
 
@@ -18,23 +19,8 @@ namespace {
 using berth::testing::TempDir;
 using berth::testing::write_file;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string command = std::string("timeout 120 ") + BERTH_CLI_PATH + " " + args + " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
+using berth::testing::CliResult;
+using berth::testing::run_cli;
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);

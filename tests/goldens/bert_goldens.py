@@ -384,7 +384,7 @@ WORDS = ("the a an and or to of in on for is are was be you your we our it this 
          "message subscribe unsubscribe link here site online account bank password verify secure claim "
          "congratulations selected guaranteed income home work hello hi dear friend family weekend photos "
          "dinner coffee agenda budget invoice payment").split()
-PIECES = ["##s", "##ing", "##ed", "##er", "##ly", "##est", "##tion"]
+PIECES = ["##ing", "##ed", "##er", "##ly", "##est", "##tion"]
 PUNCT = [".", ",", "!", "?", "'", ":", "-", "$"]
 LETTERS = [chr(c) for c in range(ord("a"), ord("z") + 1)]
 
@@ -394,6 +394,7 @@ def tiny_vocab():
     for word in WORDS:
         if word not in vocab:
             vocab.append(word)
+    assert len(set(vocab)) == len(vocab), "vocab.txt needs each token once"
     return vocab
 
 

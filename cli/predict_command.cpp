@@ -1,0 +1,81 @@
+// `berth predict`: label every line of a JSONL file with a fine-tuned classifier, in input order.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/core/atomic_file.h"
+#include "berth/core/error.h"
+#include "berth/model/predictor.h"
+#include "command.h"
+#include "text_input.h"
+
+namespace berth::cli {
+namespace {
+
+struct PredictCommandOptions {
+  std::string model;
+  std::string input;
+  std::string output;  // empty: stdout
+  PredictorOptions predictor;
+};
+
+nlohmann::json prediction_json(const Prediction& p) {
+  nlohmann::json line;
+  if (p.value) {
+    line["label"] = *p.value;
+  } else {
+    line["label"] = p.label;
+  }
+  if (!p.labels.empty() || !p.probabilities.empty()) line["labels"] = p.labels;
+  line["logits"] = p.logits;
+  if (!p.probabilities.empty()) line["probabilities"] = p.probabilities;
+  return line;
+}
+
+}  // namespace
+
+CommandAction add_predict_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("predict",
+                                 "Label each {\"text\", \"text_pair\"?} line of a JSONL file with a "
+                                 "fine-tuned classifier");
+  auto options = std::make_shared<PredictCommandOptions>();
+  cmd->add_option("--model", options->model,
+                  "HF model directory: config.json, model.safetensors, vocab.txt and/or tokenizer.json")
+      ->required();
+  cmd->add_option("--input", options->input, "JSONL file, one {\"text\": ..., \"text_pair\"?: ...} per line")
+      ->required();
+  cmd->add_option("--output", options->output,
+                  "JSONL file for {\"label\", \"logits\", \"probabilities\"} lines (default: stdout)");
+  cmd->add_option("--batch-size", options->predictor.batch_size, "Inputs per forward pass")
+      ->capture_default_str();
+  cmd->add_option("--max-length", options->predictor.max_length,
+                  "Longest input in tokens; 0 = the model's limit (min of model_max_length and "
+                  "max_position_embeddings)")
+      ->capture_default_str();
+  cmd->add_option("--device", options->predictor.device, "auto, cpu, cuda or cuda:N")
+      ->envname("BERTH_DEVICE")
+      ->capture_default_str();
+  return [options] {
+    std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
+    Predictor predictor = Predictor::load(options->model, options->predictor);
+    for (const std::string& warning : predictor.load_report().warnings)
+      std::cerr << "warning: " << warning << "\n";
+    std::vector<Prediction> predictions = predictor.predict(inputs);
+    auto write = [&](std::ostream& out) {
+      for (const Prediction& p : predictions) out << prediction_json(p).dump() << "\n";
+    };
+    if (options->output.empty()) {
+      write(std::cout);
+      std::cout.flush();
+    } else {
+      write_file_atomically(options->output, write);
+      std::cerr << "predict: " << predictions.size() << " predictions -> " << options->output << "\n";
+    }
+    return 0;
+  };
+}
+
+}  // namespace berth::cli

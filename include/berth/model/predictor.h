@@ -1,0 +1,64 @@
+// Predictor: a fine-tuned sequence classifier in an HF model directory, ready to label text on a device.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/model/bert_model.h"
+#include "berth/model/pretrained.h"
+#include "berth/tokenizer/wordpiece_tokenizer.h"
+
+namespace berth {
+
+struct PredictorOptions {
+  std::string device = "auto";  // auto, cpu, cuda, cuda:N (as `berth doctor --device` takes it)
+  size_t batch_size = 32;
+  // Longest input in tokens, special tokens included; 0: the smaller of the tokenizer's model_max_length and
+  // the model's max_position_embeddings. Longer inputs are truncated (longest_first, as HF pipelines do).
+  size_t max_length = 0;
+};
+
+// One input's result. Single-label: softmax probabilities, label = the most probable; multi-label: sigmoid
+// probabilities, label = the most probable, labels = every label over 0.5; regression: value = the logit.
+struct Prediction {
+  std::string label;
+  int64_t label_id = -1;
+  std::vector<std::string> labels;
+  std::optional<double> value;
+  std::vector<float> logits;
+  std::vector<float> probabilities;
+};
+
+class Predictor {
+ public:
+  // Reads dir/config.json, dir/model.safetensors and the tokenizer files in dir (tokenizer.json and/or
+  // vocab.txt, tokenizer_config.json) and places the model on options.device in eval mode.
+  static Predictor load(const std::string& dir, const PredictorOptions& options = {});
+
+  // Results in input order, computed options.batch_size inputs at a time.
+  std::vector<Prediction> predict(const std::vector<tokenizer::EncodeInput>& inputs) const;
+
+  const BertConfig& config() const { return model_->config; }
+  const BertForSequenceClassification& model() const { return model_; }
+  const tokenizer::WordPieceTokenizer& tokenizer() const { return tokenizer_; }
+  const LoadReport& load_report() const { return report_; }
+  c10::Device device() const { return device_; }
+  const std::string& problem_type() const { return problem_type_; }
+
+ private:
+  Predictor(BertForSequenceClassification model, tokenizer::WordPieceTokenizer tokenizer, LoadReport report,
+            c10::Device device, size_t batch_size);
+
+  BertForSequenceClassification model_;
+  tokenizer::WordPieceTokenizer tokenizer_;
+  LoadReport report_;
+  c10::Device device_;
+  size_t batch_size_;
+  std::string problem_type_;
+};
+
+}  // namespace berth
