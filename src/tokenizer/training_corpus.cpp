@@ -10,6 +10,7 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/tokenizer/tokenizer_files.h"
 
 namespace berth::tokenizer {
 namespace {
@@ -79,6 +80,18 @@ void write_wordpiece_files(const std::string& dir, const std::vector<std::string
                 "vocab token '", token,
                 "' holds a line break, which vocab.txt cannot store. Fix: remove line "
                 "breaks from the special tokens");
+  const auto has = [&](const char* token) {
+    return std::find(vocab.begin(), vocab.end(), token) != vocab.end();
+  };
+  if (has("[UNK]") && has("[SEP]") && has("[PAD]") && has("[CLS]") && has("[MASK]")) {
+    // BERT's usual specials: write all three files (tokenizer.json too) exactly as a loaded tokenizer saves.
+    BertNormalizerOptions normalizer;
+    normalizer.lowercase = lowercase;
+    WordPieceTokenizer tokenizer = WordPieceTokenizer::bert(WordPiece(vocab), normalizer);
+    tokenizer.model_max_length = static_cast<size_t>(model_max_length);
+    save_tokenizer(tokenizer, dir);
+    return;
+  }
   write_file_atomically(dir + "/vocab.txt", [&](std::ostream& out) {
     for (const std::string& token : vocab) out << token << '\n';
   });
@@ -88,12 +101,12 @@ void write_wordpiece_files(const std::string& dir, const std::vector<std::string
   config["model_max_length"] = model_max_length;
   // The special tokens BERT's tokenizer expects, when the vocabulary has them.
   for (const auto& [key, token] :
-       std::vector<std::pair<std::string, std::string>>{{"unk_token", "[UNK]"},
+       std::vector<std::pair<std::string, const char*>>{{"unk_token", "[UNK]"},
                                                         {"sep_token", "[SEP]"},
                                                         {"pad_token", "[PAD]"},
                                                         {"cls_token", "[CLS]"},
                                                         {"mask_token", "[MASK]"}}) {
-    if (std::find(vocab.begin(), vocab.end(), token) != vocab.end()) config[key] = token;
+    if (has(token)) config[key] = token;
   }
   write_file_atomically(dir + "/tokenizer_config.json",
                         [&](std::ostream& out) { out << config.dump(2) << '\n'; });

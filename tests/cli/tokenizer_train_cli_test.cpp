@@ -52,6 +52,18 @@ TEST(TokenizerTrainCli, WritesVocabAndConfig) {
   }
   std::ifstream config_file(dir.file("out/tokenizer_config.json"));
   EXPECT_EQ(nlohmann::json::parse(config_file)["do_lower_case"], true);
+  // The folder is a whole tokenizer: tokenizer.json too, and berth tokenize reads it without [UNK] for
+  // words of the corpus.
+  std::ifstream tokenizer_json(dir.file("out/tokenizer.json"));
+  EXPECT_EQ(nlohmann::json::parse(tokenizer_json)["model"]["type"], "WordPiece");
+  auto input = write_file(dir, "in.jsonl", "{\"text\": \"The lazy fox\"}\n");
+  auto tokens = run_cli("tokenize --tokenizer " + dir.file("out") + " --input " + input, false);
+  ASSERT_EQ(tokens.exit_code, 0) << tokens.output;
+  auto ids = nlohmann::json::parse(tokens.output)["input_ids"];
+  ASSERT_GE(ids.size(), 3u);
+  EXPECT_EQ(ids.front(), 2);                                     // [CLS]
+  EXPECT_EQ(ids.back(), 3);                                      // [SEP]
+  for (const auto& id : ids) EXPECT_NE(id, 1) << tokens.output;  // [UNK]
 }
 
 TEST(TokenizerTrainCli, CasedTrainingKeepsCase) {
