@@ -8,7 +8,8 @@ namespace berth::cli {
 
 CommandAction add_doctor_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("doctor",
-                                 "Check versions, BLAS, threads, CUDA, the launcher and this rank's device");
+                                 "Check versions, BLAS, threads, CUDA, the launcher, this rank's device and "
+                                 "(--model) a model's placement");
   auto options = std::make_shared<DoctorOptions>();
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print one JSON object instead of the checklist");
@@ -19,6 +20,9 @@ CommandAction add_doctor_command(CLI::App& app) {
   cmd->add_flag("--allow-shared-device", options->allow_shared_device,
                 "Allow several local ranks on one GPU (off: berth runs one process per device)")
       ->envname("BERTH_ALLOW_SHARED_DEVICE");
+  cmd->add_option("--model", options->model_dir,
+                  "HF model directory to load and place on the device as a run would; reports its tensors by "
+                  "device, dtype and bytes");
   return [options, json] {
     DoctorReport report = run_doctor(*options);
     if (*json) {

@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,6 +17,9 @@
 #endif
 #include "berth/core/error.h"
 #include "berth/device/rank_device.h"
+#include "berth/model/pretrained.h"
+#include "berth/placement/inspect.h"
+#include "berth/placement/place.h"
 #include "core/text.h"
 
 namespace berth {
@@ -116,6 +120,40 @@ void add_cuda_warnings(DoctorReport& report) {
 
 }  // namespace
 
+namespace {
+
+// Loads the model as a fine-tuning run does (a sequence classifier from HF's files), places it on the
+// run's device, and groups its tensors by device, dtype and kind.
+DoctorModelReport inspect_model(const std::string& dir, c10::Device device) {
+  Pretrained<BertForSequenceClassification> loaded = from_pretrained<BertForSequenceClassification>(dir);
+  place(*loaded.model, device, PlacementPolicy::Move);
+  DoctorModelReport report;
+  report.dir = dir;
+  report.architecture = "BertForSequenceClassification";
+  report.load_warnings = loaded.report.warnings;
+  for (const TensorInfo& t : inspect(*loaded.model).tensors) {
+    int64_t elements = 1;
+    for (int64_t d : t.shape) elements *= d;
+    const std::string device_text = device_name(t.device), dtype = dtype_name(t.dtype);
+    const std::string kind(to_string(t.kind));
+    auto group =
+        std::find_if(report.groups.begin(), report.groups.end(), [&](const DoctorModelReport::Group& g) {
+          return g.device == device_text && g.dtype == dtype && g.kind == kind;
+        });
+    if (group == report.groups.end())
+      group = report.groups.insert(report.groups.end(), {device_text, dtype, kind});
+    group->tensors += 1;
+    group->elements += elements;
+    group->bytes += t.bytes;
+    report.tensors += 1;
+    report.elements += elements;
+    report.bytes += t.bytes;
+  }
+  return report;
+}
+
+}  // namespace
+
 DoctorReport run_doctor(const DoctorOptions& options) {
   DoctorReport report;
   report.berth_version = BERTH_VERSION;
@@ -139,6 +177,7 @@ DoctorReport run_doctor(const DoctorOptions& options) {
     DistEnv env = report.distributed.value_or(DistEnv{});
     c10::Device device = device_for_rank(request, env, report.cuda, {options.allow_shared_device});
     if (report.distributed) report.device = device_name(device);
+    if (!options.model_dir.empty()) report.model = inspect_model(options.model_dir, device);
   } catch (const Error& e) {
     report.problems.push_back(e.what());
   }
@@ -191,6 +230,16 @@ std::string format_doctor_text(const DoctorReport& r) {
     out << "  launcher: inconsistent (see problems)\n";
   }
   out << "  this rank's device: " << r.device.value_or("(none: see problems)") << "\n";
+  if (r.model) {
+    const DoctorModelReport& m = *r.model;
+    out << "\nModel\n";
+    out << "  " << m.dir << ": " << m.architecture << ", " << m.tensors << " tensors, " << m.elements
+        << " elements, " << format_bytes(m.bytes) << "\n";
+    for (const auto& g : m.groups)
+      out << "  " << g.device << " " << g.dtype << " " << g.kind << "s: " << g.tensors << " tensors, "
+          << format_bytes(g.bytes) << "\n";
+    for (const auto& w : m.load_warnings) out << "  load: " << w << "\n";
+  }
   if (!r.warnings.empty()) {
     out << "\nWarnings\n";
     for (const auto& w : r.warnings) out << "  - " << w << "\n";
@@ -228,6 +277,24 @@ std::string format_doctor_json(const DoctorReport& r) {
                    {"master_addr", optional_string(d.master_addr)},
                    {"master_port", d.master_port ? json(*d.master_port) : json(nullptr)}};
   }
+  json model = nullptr;
+  if (r.model) {
+    json groups = json::array();
+    for (const auto& g : r.model->groups)
+      groups.push_back({{"device", g.device},
+                        {"dtype", g.dtype},
+                        {"kind", g.kind},
+                        {"tensors", g.tensors},
+                        {"elements", g.elements},
+                        {"bytes", g.bytes}});
+    model = {{"dir", r.model->dir},
+             {"architecture", r.model->architecture},
+             {"tensors", r.model->tensors},
+             {"elements", r.model->elements},
+             {"bytes", r.model->bytes},
+             {"groups", groups},
+             {"load_warnings", r.model->load_warnings}};
+  }
   json out = {
       {"berth_version", r.berth_version},
       {"torch_version", r.torch_version},
@@ -256,6 +323,7 @@ std::string format_doctor_json(const DoctorReport& r) {
         {"device_order_advice", r.device_order_advice}}},
       {"distributed", distributed},
       {"device", optional_string(r.device)},
+      {"model", model},
       {"warnings", r.warnings},
       {"problems", r.problems},
   };

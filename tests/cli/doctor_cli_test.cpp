@@ -93,8 +93,6 @@ TEST(DoctorCli, NegativeThreadsExitTwo) {
   EXPECT_NE(result.output.find("found -1"), std::string::npos) << result.output;
 }
 
-}  // namespace
-
 // Debian's reference BLAS (package libblas3) shadowing OpenBLAS through LD_LIBRARY_PATH is the real trap:
 // doctor must name the library that serves sgemm_ and warn, even though OpenBLAS is still mapped (via
 // LAPACK).
@@ -122,3 +120,33 @@ TEST(DoctorCli, OpenBlasFromSetupIsWhatServesMatmuls) {
   EXPECT_EQ(json["blas"]["kind"], "openblas") << json["blas"].dump();
   EXPECT_EQ(json["blas"]["threads"], json["threads"]["intra_op"]);
 }
+
+TEST(DoctorCli, ModelPlacementIsReportedByDeviceDtypeAndKind) {
+  const std::string model = berth::testing::golden_dir() + "/tiny_bert_classifier";
+  auto result = run_cli("", "doctor --json --device cpu --model " + model, false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto report = nlohmann::json::parse(result.output)["model"];
+  EXPECT_EQ(report["architecture"], "BertForSequenceClassification");
+  ASSERT_EQ(report["groups"].size(), 1u) << report.dump();
+  EXPECT_EQ(report["groups"][0]["device"], "cpu");
+  EXPECT_EQ(report["groups"][0]["dtype"], "float32");
+  EXPECT_EQ(report["groups"][0]["kind"], "parameter");
+  // 4 bytes per float32 element, and the one group is the whole.
+  EXPECT_EQ(report["bytes"].get<int64_t>(), 4 * report["elements"].get<int64_t>());
+  EXPECT_EQ(report["groups"][0]["bytes"], report["bytes"]);
+  EXPECT_GT(report["tensors"].get<int64_t>(), 20);
+
+  auto text = run_cli("", "doctor --device cpu --model " + model);
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  berth::testing::expect_contains(text.output,
+                                  {"Model", "BertForSequenceClassification", "cpu float32 parameters"});
+}
+
+TEST(DoctorCli, AModelThatDoesNotLoadIsAProblem) {
+  berth::testing::TempDir dir;
+  auto result = run_cli("", "doctor --device cpu --model " + dir.path().string());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  berth::testing::expect_contains(result.output, {"Problems", dir.path().string()});
+}
+
+}  // namespace
