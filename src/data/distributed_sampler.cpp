@@ -5,35 +5,9 @@
 #include <utility>
 
 #include "berth/core/error.h"
+#include "berth/data/split_mix64.h"
 
 namespace berth::data {
-namespace {
-
-// SplitMix64 (Steele, Lea and Flood), whose output is fixed by its definition, unlike std::shuffle's or
-// torch.randperm's. The same generator and shuffle as berth/data/split_mix64.h on the data branch: once both
-// are merged this can use that header without changing any order.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, bound) without modulo bias: draws in the incomplete last block of 2^64 are redrawn.
-  uint64_t below(uint64_t bound) {
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-    uint64_t value = next();
-    while (value >= limit) value = next();
-    return value % bound;
-  }
-
- private:
-  uint64_t state_;
-};
-
-}  // namespace
 
 DistributedSampler::DistributedSampler(size_t dataset_size, DistributedSamplerOptions options)
     : dataset_size_(dataset_size), options_(options) {
@@ -53,7 +27,7 @@ std::vector<size_t> DistributedSampler::global_order() const {
   std::iota(order.begin(), order.end(), size_t{0});
   if (options_.shuffle) {
     SplitMix64 rng(options_.seed + epoch_);  // torch seeds its generator with seed + epoch the same way
-    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    shuffle(order, rng);
   }
   const size_t total = num_samples_ * options_.world_size;
   if (order.size() > total) {
