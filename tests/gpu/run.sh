@@ -12,7 +12,9 @@ if [ -n "${BERTH_GPU_DEPS:-}" ]; then
 else
   extra+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
 fi
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF "${extra[@]}"
+# The model goldens need a python with torch: the one whose libtorch this build uses will do.
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF \
+  -DBERTH_TORCH_PYTHON="$(command -v "$py")" "${extra[@]}"
 cmake --build build-gpu -j "$(nproc)"
 grep -q '#define BERTH_WITH_CUDA 1' build-gpu/include/berth/config.h || { echo "gpu: torch has no CUDA"; exit 1; }
 
@@ -30,5 +32,26 @@ if [ "$count" -eq 1 ]; then
   LOCAL_RANK=1 RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 "$berth" doctor >/dev/null 2>&1 && { echo "gpu: shared GPU accepted"; exit 1; }
   LOCAL_RANK=1 RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 "$berth" doctor --allow-shared-device >/dev/null
 fi
-ctest --test-dir build-gpu -j 4 --output-on-failure -E 'style\.'
+# berth predict on the GPU gives the CPU's predictions (the golden tiny model), and doctor --model places it there.
+golden=build-gpu/tests/goldens
+"$berth" predict --model $golden/tiny_bert_classifier --input $golden/tiny_bert_classifier_predict/input.jsonl \
+  --device cpu >/tmp/berth-predict-cpu.jsonl
+"$berth" predict --model $golden/tiny_bert_classifier --input $golden/tiny_bert_classifier_predict/input.jsonl \
+  --device cuda:0 >/tmp/berth-predict-gpu.jsonl
+"$py" - <<'PY'
+import json
+cpu = [json.loads(l) for l in open("/tmp/berth-predict-cpu.jsonl")]
+gpu = [json.loads(l) for l in open("/tmp/berth-predict-gpu.jsonl")]
+assert len(cpu) == len(gpu) > 0
+for a, b in zip(cpu, gpu):
+    assert a["label"] == b["label"], (a, b)
+    assert max(abs(x - y) for x, y in zip(a["logits"], b["logits"])) < 1e-4, (a, b)
+print("gpu: predict on cuda:0 matches cpu")
+PY
+"$berth" doctor --json --device cuda:0 --model $golden/tiny_bert_classifier |
+  "$py" -c 'import json,sys; g=json.load(sys.stdin)["model"]["groups"]; assert [x["device"] for x in g]==["cuda:0"], g'
+# Tests that need the npm packages (HF tokenizers goldens, SpamAssassin) run only where scripts/setup ran.
+exclude='style\.'
+[ -d "${BERTH_CACHE_DIR:-.cache}/npm/node_modules/@anush008/tokenizers" ] || exclude='style\.|Golden|SpamAssassin|TokenizerBench'
+ctest --test-dir build-gpu -j 4 --output-on-failure -E "$exclude"
 echo "gpu: ok"
