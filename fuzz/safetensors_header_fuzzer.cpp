@@ -23,12 +23,17 @@ void check(const berth::io::SafetensorsHeader& header, const uint8_t* data, size
   uint64_t covered = 0;
   for (const auto& entry : header.entries) {
     require(entry.begin == covered && entry.begin <= entry.end, "spans tile the buffer in order");
-    uint64_t bytes = berth::io::dtype_size(entry.dtype);
+    // Elements first, then bytes, as safetensors defines the size: [2^62 - 1, 4, 0] of F32 is a valid empty
+    // tensor even though (2^62 - 1) * 4 * 4 bytes would overflow on the way.
+    uint64_t elements = 1;
     for (int64_t dim : entry.shape) {
       require(dim >= 0, "non-negative dimensions");
-      require(!__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes),
-              "no overflow in shape x size");
+      require(!__builtin_mul_overflow(elements, static_cast<uint64_t>(dim), &elements),
+              "no overflow in the element count");
     }
+    uint64_t bytes = 0;
+    require(!__builtin_mul_overflow(elements, uint64_t(berth::io::dtype_size(entry.dtype)), &bytes),
+            "no overflow in elements x size");
     require(entry.end - entry.begin == bytes, "span equals shape x dtype size");
     covered = entry.end;
   }

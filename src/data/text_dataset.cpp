@@ -141,11 +141,10 @@ std::vector<RawExample> read_delimited(const std::string& path, std::string_view
                ". Fix: add the column, or name the column that holds it");
   };
   const size_t text_index = column_index(options.text_column);
-  const std::optional<size_t> pair_index =
-      options.text_pair_column ? std::optional<size_t>(column_index(*options.text_pair_column))
-                               : std::nullopt;
-  const std::optional<size_t> label_index =
-      options.labeled ? std::optional<size_t>(column_index(options.label_column)) : std::nullopt;
+  // A sentinel rather than std::optional: GCC 12 warns (wrongly) that an optional index may be uninitialized.
+  constexpr size_t kAbsent = static_cast<size_t>(-1);
+  const size_t pair_index = options.text_pair_column ? column_index(*options.text_pair_column) : kAbsent;
+  const size_t label_index = options.labeled ? column_index(options.label_column) : kAbsent;
 
   std::vector<RawExample> examples;
   for (size_t r = 1; r < records.size(); ++r) {
@@ -160,10 +159,10 @@ std::vector<RawExample> read_delimited(const std::string& path, std::string_view
     RawExample example;
     example.line = record.line;
     example.text = check_text(record.fields[text_index], where, options.text_column);
-    if (pair_index)
-      example.text_pair = check_text(record.fields[*pair_index], where, *options.text_pair_column);
-    if (label_index) {
-      const std::string& cell = record.fields[*label_index];
+    if (pair_index != kAbsent)
+      example.text_pair = check_text(record.fields[pair_index], where, *options.text_pair_column);
+    if (label_index != kAbsent) {
+      const std::string& cell = record.fields[label_index];
       BERTH_CHECK(!is_blank(cell), where, ": missing label (column \"", options.label_column,
                   "\" is empty). Fix: give every example a label");
       if (options.problem_type == ProblemType::MultiLabel) {

@@ -182,6 +182,9 @@ struct BadFile {
   std::vector<std::string> message;
 };
 
+// ctest lists each case by its file name rather than gtest's byte dump of the struct.
+void PrintTo(const BadFile& bad, std::ostream* os) { *os << bad.name; }
+
 class TextDatasetBadInput : public ::testing::TestWithParam<BadFile> {};
 
 TEST_P(TextDatasetBadInput, ErrorNamesFileLineAndFix) {

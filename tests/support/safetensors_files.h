@@ -52,6 +52,11 @@ inline std::vector<SafetensorsCase> valid_safetensors_cases() {
        safetensors_image(R"({"z":{"dtype":"F32","shape":[0,9223372036854775807,9223372036854775807],)"
                          R"("data_offsets":[0,0]}})"),
        {}},
+      // found by the fuzzer: elements (2^62 - 1) * 4 fit, times 4 bytes would not, but a later 0 empties it;
+      // the size is elements first, then bytes, so this is a valid empty tensor
+      {"huge_then_zero",
+       safetensors_image(R"({"a":{"dtype":"F32","shape":[4611686018427387903,4,0],"data_offsets":[0,0]}})"),
+       {}},
   };
 }
 
