@@ -15,5 +15,8 @@ CommandAction add_doctor_command(CLI::App& app);
 CommandAction add_predict_command(CLI::App& app);
 CommandAction add_tokenize_command(CLI::App& app);
 CommandAction add_tokenizer_command(CLI::App& app);
+CommandAction add_data_command(CLI::App& app);
+CommandAction add_train_command(CLI::App& app);
+CommandAction add_eval_command(CLI::App& app);
 
 }  // namespace berth::cli

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
       {"predict", berth::cli::add_predict_command(app)},
       {"tokenize", berth::cli::add_tokenize_command(app)},
       {"tokenizer", berth::cli::add_tokenizer_command(app)},
+      {"data", berth::cli::add_data_command(app)},
+      {"train", berth::cli::add_train_command(app)},
+      {"eval", berth::cli::add_eval_command(app)},
   };
 
   try {

@@ -1,0 +1,22 @@
+// Tokenising a labelled text dataset for training: a TextDataset through a WordPieceTokenizer.
+#pragma once
+
+#include "berth/data/text_dataset.h"
+#include "berth/data/tokenized_dataset.h"
+#include "berth/tokenizer/wordpiece_tokenizer.h"
+
+#include <cstddef>
+
+namespace berth::data {
+
+struct EncodeTextOptions {
+  size_t max_length = 128;  // tokens, special tokens included: longer texts are truncated (longest_first)
+  size_t threads = 0;       // 0: every available CPU
+};
+
+// Each example's text (and text pair) encoded without padding (the DataLoader pads per batch), with the
+// labels as the model takes them: (N,) int64 class ids, (N, L) float 0/1 multi-hot, or (N,) float values.
+TokenizedDataset encode_text_dataset(const TextDataset& dataset, const tokenizer::WordPieceTokenizer& tokenizer,
+                                     const EncodeTextOptions& options = {});
+
+}  // namespace berth::data

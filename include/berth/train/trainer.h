@@ -1,0 +1,174 @@
+// Trainer: HF transformers' Trainer for sequence classification, with berth's placement guarantees.
+#pragma once
+
+#include "berth/data/tokenized_dataset.h"
+#include "berth/model/bert_model.h"
+#include "berth/tokenizer/wordpiece_tokenizer.h"
+#include "berth/train/callbacks.h"
+#include "berth/train/gradient_sync.h"
+#include "berth/train/hyperparameter_search.h"
+#include "berth/train/trainer_state.h"
+#include "berth/train/training_arguments.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace berth::optim {
+class AdamW;
+class LrScheduler;
+}  // namespace berth::optim
+
+namespace berth::train {
+
+class ProgressReporter;
+class JsonlLog;
+
+// One trial of a hyperparameter search: its number and the arguments it sets (name -> value text).
+struct Trial {
+  size_t number = 0;
+  std::map<std::string, std::string> params;
+};
+
+// Builds a fresh model. Called at construction, again at every train() and for every trial (with the trial;
+// nullptr outside a search). It may return the model on any device: the Trainer places it (args.placement).
+using ModelInit = std::function<BertForSequenceClassification(const Trial* trial)>;
+
+// What evaluate() hands compute_metrics: everything on the CPU, in dataset order.
+struct EvalPrediction {
+  at::Tensor logits;     // (N, num_labels) float
+  at::Tensor label_ids;  // (N,) int64 or (N, L) float; undefined for unlabelled data
+};
+// Extra metrics by name (without prefix); the Trainer adds "eval_" (or the split's prefix).
+using ComputeMetrics = std::function<std::map<std::string, double>(const EvalPrediction&)>;
+
+struct PredictionOutput {
+  at::Tensor logits;         // (N, num_labels) float, CPU, dataset order
+  at::Tensor probabilities;  // softmax (single-label), sigmoid (multi-label), undefined for regression
+  at::Tensor predictions;    // (N,) argmax class ids (single-label); undefined otherwise
+  at::Tensor label_ids;      // the dataset's labels, when it has them
+  std::map<std::string, double> metrics;  // prefixed ("test_accuracy"), when labelled
+  std::vector<std::vector<int64_t>> confusion;  // [true][predicted], single-label only
+};
+
+struct TrainOutput {
+  int64_t global_step = 0;
+  double training_loss = 0;
+  std::map<std::string, double> metrics;  // train_runtime, train_samples_per_second, train_loss, epoch...
+};
+
+struct BestRun {
+  size_t trial = 0;
+  double objective = 0;
+  std::map<std::string, std::string> params;
+  std::map<std::string, double> metrics;
+};
+
+struct TrainerOptions {
+  TrainingArguments args;
+  ModelInit model_init;                      // either this...
+  BertForSequenceClassification model{nullptr};  // ...or a model (used as given, placed on the run's device)
+  std::shared_ptr<const data::TokenizedDataset> train_dataset;
+  std::shared_ptr<const data::TokenizedDataset> eval_dataset;
+  // Saved with every checkpoint and the final model, so they are ready for `berth predict`; its pad token
+  // pads batches (else id 0).
+  std::optional<tokenizer::WordPieceTokenizer> tokenizer;
+  ComputeMetrics compute_metrics;
+  std::vector<std::shared_ptr<TrainerCallback>> callbacks;
+  // How gradients meet across processes; null = this process alone (see gradient_sync.h).
+  std::shared_ptr<GradientSync> gradient_sync;
+  // Where console lines go (progress bar, logs); null = std::cout.
+  std::ostream* console = nullptr;
+};
+
+class Trainer {
+ public:
+  // Validates the arguments, resolves the device, runs model_init (or takes the model) and places it.
+  // Throws berth::Error for invalid arguments and PlacementError under placement=strict when the model is
+  // elsewhere.
+  explicit Trainer(TrainerOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // HF's train(): the whole loop, with checkpoints, logging, evaluation, and, at the end, the best model
+  // (load_best_model_at_end) and the final model saved to output_dir in HF format with the tokenizer.
+  // `resume_from_checkpoint`: a checkpoint directory or "latest"; unset = args.resume_from_checkpoint.
+  TrainOutput train(const std::optional<std::string>& resume_from_checkpoint = std::nullopt,
+                    const Trial* trial = nullptr);
+
+  // Loss, accuracy, precision/recall/F1 (binary and macro) and the user's metrics, prefixed "eval_" (or
+  // `prefix` + "_"), over `dataset` (the eval dataset by default).
+  std::map<std::string, double> evaluate(const data::TokenizedDataset* dataset = nullptr,
+                                         const std::string& prefix = "eval");
+  PredictionOutput predict(const data::TokenizedDataset& dataset, const std::string& prefix = "test");
+
+  // Trials over `space`, each a fresh model_init(trial) run with args.seed; objective = the eval metric
+  // `objective_metric` (default: metric_for_best_model, else eval_loss). Writes output_dir/hp_search.jsonl
+  // (one line per trial) and output_dir/best_trial_args.json. Needs model_init.
+  BestRun hyperparameter_search(const SearchSpace& space, size_t n_trials, Direction direction,
+                                SearchMethod method = SearchMethod::Random,
+                                const std::string& objective_metric = "");
+
+  // config.json (with the dataset's labels), model.safetensors, the tokenizer files and training_args.json.
+  void save_model(const std::string& dir = "");
+  // HF's save_metrics: output_dir/<split>_results.json, merged into all_results.json.
+  void save_metrics(const std::string& split, const std::map<std::string, double>& metrics);
+  // output_dir/report.html from the log history, plus `metrics` (e.g. test results) and a confusion matrix.
+  void write_report(const std::map<std::string, double>& metrics = {},
+                    const std::vector<std::vector<int64_t>>& confusion = {});
+
+  BertForSequenceClassification model() const { return model_; }
+  const TrainingArguments& args() const { return args_; }
+  const TrainerState& state() const { return state_; }
+  c10::Device device() const { return device_; }
+  void add_callback(std::shared_ptr<TrainerCallback> callback);
+  // Called inside each checkpoint's temporary directory after its files are written and before it is
+  // renamed into place: tests make it throw to simulate a crash during a save.
+  void set_checkpoint_hook_for_testing(std::function<void(const std::string& tmp_dir)> hook);
+
+ private:
+  BertForSequenceClassification build_model(const Trial* trial);
+  void place_model();
+  void create_optimizer_and_scheduler(int64_t max_steps);
+  void training_step_end(double grad_norm);
+  void maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logged_step, double grad_norm,
+                               const Trial* trial);
+  std::string save_checkpoint(const Trial* trial);
+  void resume_from(const std::string& checkpoint_dir);
+  void load_model_weights(const std::string& dir);
+  void log(LogEntry entry);
+  bool is_main_process() const;
+  void check_device_holds_data(const char* what) const;
+  std::ostream& console() const;
+
+  TrainingArguments args_;
+  ModelInit model_init_;
+  std::shared_ptr<const data::TokenizedDataset> train_dataset_;
+  std::shared_ptr<const data::TokenizedDataset> eval_dataset_;
+  std::optional<tokenizer::WordPieceTokenizer> tokenizer_;
+  ComputeMetrics compute_metrics_;
+  CallbackHandler callbacks_;
+  std::shared_ptr<GradientSync> gradient_sync_;
+  std::ostream* console_ = nullptr;
+  c10::Device device_{c10::kCPU};
+  BertForSequenceClassification model_{nullptr};
+  std::unique_ptr<optim::AdamW> optimizer_;
+  std::unique_ptr<optim::LrScheduler> scheduler_;
+  std::unique_ptr<ProgressReporter> progress_;
+  std::unique_ptr<JsonlLog> jsonl_log_;
+  TrainerState state_;
+  TrainerControl control_;
+  std::vector<std::vector<int64_t>> last_confusion_;
+  std::function<void(const std::string&)> checkpoint_hook_;
+  std::string run_dir_;  // output_dir, or output_dir/run-N during a search
+};
+
+}  // namespace berth::train

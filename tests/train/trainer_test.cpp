@@ -1,0 +1,291 @@
+// The Trainer end to end on a tiny BERT and synthetic data: determinism, bitwise resume, placement of a
+// model_init's model, checkpoints (rotation keeps the best, a crash mid-save loses nothing), HF output.
+#include "berth/train/trainer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "berth/data/split_mix64.h"
+#include "berth/model/pretrained.h"
+#include "berth/placement/place.h"
+#include "berth/train/checkpoint_dir.h"
+#include "support/test_support.h"
+
+namespace berth::train {
+namespace {
+
+namespace fs = std::filesystem;
+using berth::testing::TempDir;
+
+BertConfig tiny_config(double dropout = 0.1) {
+  BertConfig config;
+  config.vocab_size = 40;
+  config.hidden_size = 16;
+  config.num_hidden_layers = 2;
+  config.num_attention_heads = 2;
+  config.intermediate_size = 32;
+  config.max_position_embeddings = 32;
+  config.hidden_dropout_prob = dropout;
+  config.attention_probs_dropout_prob = dropout;
+  config.set_labels({"ham", "spam"});
+  config.problem_type = kSingleLabelClassification;
+  return config;
+}
+
+// Rows of 4..15 random tokens in [5, 40) between [CLS]=1 and [SEP]=2; label 1 when token 7 occurs, so the
+// task is learnable.
+std::shared_ptr<data::TokenizedDataset> synthetic_dataset(size_t rows, uint64_t seed) {
+  data::SplitMix64 rng(seed);
+  std::vector<tokenizer::Encoding> encodings;
+  std::vector<int64_t> labels;
+  for (size_t r = 0; r < rows; ++r) {
+    tokenizer::Encoding e;
+    const size_t length = 4 + rng.next() % 12;
+    e.ids.push_back(1);
+    int64_t label = 0;
+    for (size_t i = 0; i < length; ++i) {
+      const auto id = static_cast<int64_t>(5 + rng.next() % 35);
+      label |= id == 7;
+      e.ids.push_back(id);
+    }
+    e.ids.push_back(2);
+    e.type_ids.assign(e.ids.size(), 0);
+    e.attention_mask.assign(e.ids.size(), 1);
+    encodings.push_back(std::move(e));
+    labels.push_back(label);
+  }
+  return std::make_shared<data::TokenizedDataset>(std::move(encodings), torch::tensor(labels, torch::kLong));
+}
+
+TrainingArguments tiny_args(const std::string& output_dir) {
+  TrainingArguments args;
+  args.output_dir = output_dir;
+  args.per_device_train_batch_size = 8;
+  args.per_device_eval_batch_size = 16;
+  args.learning_rate = 1e-3;
+  args.num_train_epochs = 2;
+  args.logging_steps = 2;
+  args.save_strategy = "no";
+  args.disable_tqdm = true;
+  args.seed = 7;
+  args.device = "cpu";
+  args.dataloader_prefetch = 0;
+  return args;
+}
+
+struct Run {
+  std::ostringstream console;
+  std::unique_ptr<Trainer> trainer;
+};
+
+std::unique_ptr<Run> make_run(const TrainingArguments& args, double dropout = 0.1,
+                              std::vector<std::shared_ptr<TrainerCallback>> callbacks = {},
+                              ComputeMetrics compute_metrics = {}) {
+  auto run = std::make_unique<Run>();
+  TrainerOptions options;
+  options.args = args;
+  options.model_init = [dropout](const Trial*) { return BertForSequenceClassification(tiny_config(dropout)); };
+  options.train_dataset = synthetic_dataset(60, 1);
+  options.eval_dataset = synthetic_dataset(24, 2);
+  options.callbacks = std::move(callbacks);
+  options.compute_metrics = std::move(compute_metrics);
+  options.console = &run->console;
+  run->trainer = std::make_unique<Trainer>(std::move(options));
+  return run;
+}
+
+std::map<std::string, at::Tensor> weights(const Trainer& trainer) {
+  std::map<std::string, at::Tensor> out;
+  for (const auto& item : trainer.model()->named_parameters()) out[item.key()] = item.value().detach().clone();
+  return out;
+}
+
+void expect_bitwise_equal(const std::map<std::string, at::Tensor>& a, const std::map<std::string, at::Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, tensor] : a) EXPECT_TRUE(torch::equal(tensor, b.at(name))) << name;
+}
+
+// Stops the run after a given step, as a crash (or a Ctrl-C) would, after that step's checkpoint.
+struct StopAt : TrainerCallback {
+  explicit StopAt(int64_t step) : step(step) {}
+  void on_step_end(const TrainingArguments&, TrainerState& state, TrainerControl& control) override {
+    if (state.global_step == step) control.should_training_stop = true;
+  }
+  int64_t step;
+};
+
+TEST(Trainer, SameSeedGivesIdenticalWeightsAndAnotherSeedDoesNot) {
+  TempDir dir;
+  auto a = make_run(tiny_args(dir.file("a")));
+  a->trainer->train();
+  auto b = make_run(tiny_args(dir.file("b")));
+  b->trainer->train();
+  expect_bitwise_equal(weights(*a->trainer), weights(*b->trainer));
+  TrainingArguments other = tiny_args(dir.file("c"));
+  other.seed = 8;
+  auto c = make_run(other);
+  c->trainer->train();
+  EXPECT_FALSE(torch::equal(weights(*a->trainer).begin()->second, weights(*c->trainer).begin()->second));
+}
+
+TEST(Trainer, ResumeContinuesBitForBit) {
+  // Dropout on, accumulation over 2 batches, a resume in the middle of an epoch: weights, optimizer moments,
+  // schedule, data order and the dropout RNG must all continue exactly.
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("straight"));
+  args.gradient_accumulation_steps = 2;
+  args.num_train_epochs = 3;
+  args.warmup_steps = 2;
+  auto straight = make_run(args);
+  straight->trainer->train();
+
+  args.output_dir = dir.file("resumed");
+  args.save_strategy = "steps";
+  args.save_steps = 5;  // 4 steps per epoch: checkpoint-5 is one step into the second epoch
+  auto first = make_run(args, 0.1, {std::make_shared<StopAt>(5)});
+  first->trainer->train();
+  ASSERT_TRUE(fs::exists(dir.file("resumed/checkpoint-5/optimizer.safetensors")));
+  EXPECT_EQ(first->trainer->state().global_step, 5);
+
+  auto second = make_run(args);
+  const TrainOutput out = second->trainer->train(std::string("latest"));
+  EXPECT_EQ(out.global_step, straight->trainer->state().global_step);
+  expect_bitwise_equal(weights(*straight->trainer), weights(*second->trainer));
+}
+
+TEST(Trainer, ModelInitOnAnotherDeviceIsPlacedOrReported) {
+  // meta stands in for a second device on a CPU-only machine (as in the placement tests): model_init
+  // returns a CPU model for a run on meta.
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("out"));
+  args.device = "meta";
+  TrainerOptions options;
+  options.args = args;
+  options.model_init = [](const Trial*) { return BertForSequenceClassification(tiny_config()); };
+  std::ostringstream console;
+  options.console = &console;
+  Trainer moved(options);
+  EXPECT_EQ(module_device(*moved.model()), c10::Device(c10::kMeta));
+  berth::testing::expect_contains(console.str(), {"placement: moved", "to meta"});
+  EXPECT_TRUE(berth::testing::contains(
+      berth::testing::error_text([&] { moved.train(); }), "holds no data"));
+
+  options.args.placement = "strict";
+  const std::string report = berth::testing::error_text<PlacementError>([&] { Trainer strict(options); });
+  berth::testing::expect_contains(report, {"meta", "cpu", "bert.embeddings.word_embeddings.weight"});
+}
+
+TEST(Trainer, RotationKeepsTheBestCheckpoint) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("out"));
+  args.eval_strategy = "steps";
+  args.eval_steps = 2;
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  args.save_total_limit = 1;
+  args.metric_for_best_model = "score";
+  args.greater_is_better = true;
+  args.load_best_model_at_end = true;
+  // The first evaluation scores best; later ones get worse.
+  auto evaluations = std::make_shared<int>(0);
+  auto run = make_run(args, 0.1, {}, [evaluations](const EvalPrediction&) {
+    return std::map<std::string, double>{{"score", 1.0 / (1 + (*evaluations)++)}};
+  });
+  run->trainer->train();
+  const auto& state = run->trainer->state();
+  ASSERT_TRUE(state.best_model_checkpoint);
+  EXPECT_EQ(*state.best_model_checkpoint, dir.file("out/checkpoint-2"));
+  std::vector<std::string> kept;
+  for (const auto& [step, path] : list_checkpoints(dir.file("out"))) kept.push_back(fs::path(path).filename());
+  EXPECT_EQ(kept, (std::vector<std::string>{"checkpoint-2", "checkpoint-" + std::to_string(state.global_step)}));
+  // load_best_model_at_end: the final model is checkpoint-2's.
+  auto best = from_pretrained<BertForSequenceClassification>(dir.file("out/checkpoint-2")).model;
+  for (const auto& item : best->named_parameters())
+    EXPECT_TRUE(torch::equal(item.value(), run->trainer->model()->named_parameters()[item.key()])) << item.key();
+}
+
+TEST(Trainer, CrashDuringSaveLeavesThePreviousCheckpointLoadable) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("out"));
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  auto run = make_run(args);
+  int saves = 0;
+  run->trainer->set_checkpoint_hook_for_testing([&](const std::string& tmp) {
+    if (++saves == 2) throw std::runtime_error("simulated crash while writing " + tmp);
+  });
+  EXPECT_THROW(run->trainer->train(), std::runtime_error);
+  const auto checkpoints = list_checkpoints(dir.file("out"));
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0].first, 2);
+  for (const auto& entry : fs::directory_iterator(dir.path() / "out"))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+  // The surviving checkpoint resumes.
+  auto resumed = make_run(args);
+  EXPECT_GT(resumed->trainer->train(std::string("latest")).global_step, 2);
+}
+
+TEST(Trainer, FinalModelIsHfFormatWithMetricsFiles) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("out"));
+  args.eval_strategy = "epoch";
+  auto run = make_run(args);
+  const TrainOutput out = run->trainer->train();
+  run->trainer->save_metrics("train", out.metrics);
+  const auto eval = run->trainer->evaluate();
+  run->trainer->save_metrics("eval", eval);
+  for (const char* key : {"eval_loss", "eval_accuracy", "eval_f1", "eval_precision", "eval_recall", "eval_f1_macro"})
+    EXPECT_TRUE(eval.count(key)) << key;
+
+  auto loaded = from_pretrained<BertForSequenceClassification>(dir.file("out"));
+  EXPECT_TRUE(loaded.report.clean());
+  EXPECT_EQ(loaded.model->config.id2label.at(1), "spam");
+  const auto dataset = synthetic_dataset(4, 3);
+  loaded.model->eval();
+  run->trainer->model()->eval();
+  auto ids = torch::tensor(dataset->encoding(0).ids).unsqueeze(0);
+  EXPECT_TRUE(torch::equal(loaded.model->forward(ids).logits, run->trainer->model()->forward(ids).logits));
+
+  std::ifstream all(dir.file("out/all_results.json"));
+  const auto json = nlohmann::json::parse(all);
+  for (const char* key : {"train_runtime", "train_loss", "eval_accuracy", "eval_loss"}) EXPECT_TRUE(json.contains(key)) << key;
+  EXPECT_TRUE(fs::exists(dir.file("out/train_results.json")));
+  EXPECT_TRUE(fs::exists(dir.file("out/eval_results.json")));
+  EXPECT_TRUE(fs::exists(dir.file("out/training_args.json")));
+  EXPECT_TRUE(fs::exists(dir.file("out/trainer_state.json")));
+  EXPECT_TRUE(fs::exists(dir.file("out/log.jsonl")));
+  // Loss is logged every logging_steps, with HF's keys.
+  int64_t loss_entries = 0;
+  for (const auto& entry : run->trainer->state().log_history)
+    if (entry.count("loss")) {
+      ++loss_entries;
+      EXPECT_TRUE(entry.count("learning_rate") && entry.count("grad_norm") && entry.count("epoch"));
+    }
+  EXPECT_EQ(loss_entries, run->trainer->state().global_step / 2);
+}
+
+TEST(Trainer, LearnsTheSyntheticRule) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("out"));
+  args.num_train_epochs = 12;
+  auto run = make_run(args, 0.0);
+  run->trainer->train();
+  const auto metrics = run->trainer->evaluate(synthetic_dataset(60, 1).get(), "train_set");
+  EXPECT_GT(metrics.at("train_set_accuracy"), 0.8);
+}
+
+TEST(Trainer, RefusesToTrainOverAnEarlierRun) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("out"));
+  args.save_strategy = "epoch";
+  make_run(args)->trainer->train();
+  const std::string message = berth::testing::error_text([&] { make_run(args)->trainer->train(); });
+  berth::testing::expect_contains(message, {"already holds", "--resume_from_checkpoint latest", "--overwrite_output_dir"});
+}
+
+}  // namespace
+}  // namespace berth::train
