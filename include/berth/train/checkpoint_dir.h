@@ -1,0 +1,51 @@
+// Checkpoint directories in HF's layout (output_dir/checkpoint-<global_step>/): written whole or not at all,
+// listed, rotated (save_total_limit) and resolved for --resume_from_checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace berth::train {
+
+// "checkpoint-<step>", the directory name HF's Trainer uses (PREFIX_CHECKPOINT_DIR).
+std::string checkpoint_dir_name(int64_t step);
+
+// Creates a fresh output_dir/.tmp-checkpoint-<step>-<random>/ (and output_dir itself when missing), calls
+// write_files(tmp_dir) to fill it, fsyncs every file in it and the directory, then renames it to
+// output_dir/checkpoint-<step> and fsyncs output_dir. An existing checkpoint-<step> (a re-save at the same
+// step) is moved aside first and removed after the rename. When write_files throws, the temporary directory
+// is removed and the exception propagates: the checkpoints already there are untouched. Returns the final
+// path. Call it from one process only (rank 0).
+std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
+                                 const std::function<void(const std::string& tmp_dir)>& write_files);
+
+// The complete checkpoints of output_dir as (step, path), sorted by step. Ignores .tmp-* directories (a save
+// in progress or one a crash interrupted) and anything not named checkpoint-<digits>. A missing output_dir
+// has none.
+std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& output_dir);
+
+// The checkpoint with the highest step, if any.
+std::optional<std::string> latest_checkpoint(const std::string& output_dir);
+
+// Removes the .tmp-checkpoint-* directories a crash left in output_dir; returns their paths. Call it before
+// training starts, from one process only, never while another process saves into output_dir.
+std::vector<std::string> remove_stale_temporaries(const std::string& output_dir);
+
+// HF's Trainer._rotate_checkpoints over _sorted_checkpoints: the checkpoints sorted by step; the best one
+// (when given and present) moved towards the end (to the next-to-last place, as HF does, so the newest stays
+// last) so it is never deleted; with save_total_limit == 1 and a best checkpoint that is not the newest, 2
+// are kept; the oldest beyond the limit are deleted. save_total_limit <= 0 means unlimited. Returns the
+// removed paths.
+std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t save_total_limit,
+                                            const std::optional<std::string>& best_checkpoint);
+
+// The checkpoint to resume from. value "latest" (or "true", as HF's CLI takes it) means the newest checkpoint
+// of output_dir (berth::Error naming output_dir and what it holds when there is none); any other value is a
+// checkpoint path, checked to be a directory holding trainer_state.json.
+std::string resolve_resume_checkpoint(const std::string& output_dir, const std::string& value);
+
+}  // namespace berth::train
