@@ -1,0 +1,89 @@
+// The training arguments on the command line: flags declared from the field registry, resolved over a JSON
+// file.
+#include "training_flags.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "berth/core/error.h"
+
+namespace berth::cli {
+
+void add_training_flags(CLI::App& command, TrainingFlags& flags) {
+  // Unknown flags reach resolve_training_arguments, which names the closest training argument.
+  command.allow_extras();
+  flags.command = &command;
+  command
+      .add_option("--args", flags.args_file,
+                  "JSON file of training arguments (berth's or HF's training_args.json); flags override it")
+      ->check(CLI::ExistingFile);
+  for (const train::ArgumentSpec& spec : train::training_argument_specs()) {
+    std::string names = "--" + spec.name;
+    if (spec.name.find('_') != std::string::npos) {
+      std::string dashed = spec.name;
+      for (char& c : dashed)
+        if (c == '_') c = '-';
+      names += ",--" + dashed;
+    }
+    if (spec.name == "eval_strategy")
+      names += ",--evaluation_strategy,--evaluation-strategy";  // HF's old name
+    const std::string shown = spec.default_text.empty() ? "unset" : spec.default_text;
+    CLI::Option* option = command.add_option(names, flags.values[spec.name],
+                                             spec.help + " (" + spec.type + ", default: " + shown + ")");
+    option->type_name(spec.type == "bool" ? "[BOOL]" : "");
+    // HF's parser accepts a bare boolean flag (--overwrite_output_dir) as true.
+    if (spec.type == "bool") option->expected(0, 1);
+    flags.options[spec.name] = option;
+  }
+}
+
+train::TrainingArguments resolve_training_arguments(const TrainingFlags& flags,
+                                                    std::vector<std::string>* warnings) {
+  if (flags.command) {
+    for (const std::string& extra : flags.command->remaining()) {
+      if (extra.rfind("--", 0) != 0) continue;
+      std::string name =
+          extra.substr(2, extra.find('=') == std::string::npos ? std::string::npos : extra.find('=') - 2);
+      for (char& c : name)
+        if (c == '-') c = '_';
+      const auto& unsupported = train::unsupported_hf_training_arguments();
+      BERTH_CHECK(std::find(unsupported.begin(), unsupported.end(), name) == unsupported.end(),
+                  "unknown flag ", extra, ": ", name,
+                  " is one of HF's training arguments that berth does not implement. Fix: leave it out");
+      const std::string suggestion = train::closest_training_argument(name);
+      BERTH_FAIL("unknown flag ", extra,
+                 suggestion.empty() ? std::string() : "; did you mean --" + suggestion + "?",
+                 ". Fix: see --help for the training flags");
+    }
+    BERTH_CHECK(flags.command->remaining().empty(), "unexpected argument ",
+                flags.command->remaining().front(), ". Fix: see --help for what this command takes");
+  }
+  train::TrainingArguments args;
+  if (!flags.args_file.empty()) {
+    std::ifstream in(flags.args_file, std::ios::binary);
+    BERTH_CHECK(in, "--args ", flags.args_file, ": cannot read the file. Fix: pass a readable JSON file");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    train::merge_training_arguments_json(args, text, flags.args_file, warnings);
+  }
+  for (const auto& [name, option] : flags.options) {
+    if (option->count() == 0) continue;
+    std::string text = flags.values.at(name);
+    if (text.empty() && option->get_expected_min() == 0) text = "true";
+    try {
+      train::set_training_argument(args, name, text);
+    } catch (const Error& e) {
+      BERTH_FAIL("--", name, ": ", e.what());
+    }
+  }
+  try {
+    args.validate();
+  } catch (const Error& e) {
+    BERTH_FAIL("invalid training arguments",
+               flags.args_file.empty() ? "" : " (from --args " + flags.args_file + " and flags)", ": ",
+               e.what());
+  }
+  return args;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,122 @@
+// TrainingArguments: every knob of a training run, with HF transformers' names, types and defaults (4.4x).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace berth::train {
+
+// HF's TrainingArguments fields that berth implements, with HF's defaults, plus berth's own (device ...).
+// logging_steps, eval_steps and save_steps are doubles as in HF: a value below 1 is a ratio of the total
+// training steps (resolved_*_steps turns it into steps once the total is known).
+struct TrainingArguments {
+  std::string output_dir;  // required for training
+  bool overwrite_output_dir = false;
+  double num_train_epochs = 3.0;
+  int64_t max_steps = -1;  // > 0 overrides num_train_epochs
+  int64_t per_device_train_batch_size = 8;
+  int64_t per_device_eval_batch_size = 8;
+  int64_t gradient_accumulation_steps = 1;
+  double learning_rate = 5e-5;
+  double weight_decay = 0.0;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_epsilon = 1e-8;
+  double max_grad_norm = 1.0;
+  std::string lr_scheduler_type = "linear";  // linear|cosine|constant|constant_with_warmup|polynomial
+  double warmup_ratio = 0.0;
+  int64_t warmup_steps = 0;
+  std::string logging_strategy = "steps";  // no|steps|epoch
+  bool logging_first_step = false;
+  double logging_steps = 500;
+  std::string eval_strategy = "no";     // no|steps|epoch (alias: evaluation_strategy)
+  std::optional<double> eval_steps;     // unset with eval_strategy=steps: logging_steps, as HF
+  std::string save_strategy = "steps";  // no|steps|epoch|best
+  double save_steps = 500;
+  std::optional<int64_t> save_total_limit;
+  bool load_best_model_at_end = false;
+  std::optional<std::string> metric_for_best_model;  // unset with load_best_model_at_end: "loss", as HF
+  std::optional<bool> greater_is_better;             // unset: false for metrics ending in "loss", else true
+  int64_t seed = 42;
+  std::optional<int64_t> data_seed;  // unset: seed
+  bool dataloader_drop_last = false;
+  std::optional<std::string>
+      resume_from_checkpoint;                      // a checkpoint folder, or "latest" (newest in output_dir)
+  std::vector<std::string> report_to = {"jsonl"};  // jsonl|none|all (all = every integration berth has)
+  bool disable_tqdm = false;
+  // berth's own
+  std::string device = "auto";      // auto|cpu|cuda|cuda:N
+  std::string placement = "move";   // move|strict
+  int64_t threads = 0;              // 0: berth's default thread count
+  int64_t max_length = 128;         // tokenizer truncation length for training and evaluation
+  int64_t dataloader_prefetch = 2;  // batches the loader prepares ahead
+
+  // All fields as one JSON object, keys sorted, 2-space indent, unset optionals as null.
+  std::string to_json_text() const;
+  // Defaults overridden by the keys in `text` (see merge_training_arguments_json), then validate().
+  // HF keys berth does not implement are ignored with one line appended to *warnings (when given).
+  static TrainingArguments from_json_text(const std::string& text,
+                                          const std::string& source = "training_args.json",
+                                          std::vector<std::string>* warnings = nullptr);
+  // Throws berth::Error naming the first field that breaks a rule, its value, the rule and the fix.
+  void validate() const;
+  // Writes to_json_text() to `path` atomically (the Trainer writes output_dir/training_args.json).
+  void save(const std::string& path) const;
+  static TrainingArguments load(const std::string& path, std::vector<std::string>* warnings = nullptr);
+
+  // HF: warmup_steps when > 0, else ceil(warmup_ratio * total_steps).
+  int64_t resolved_warmup_steps(int64_t total_steps) const;
+  // HF: a value below 1 is ceil(ratio * total_steps); otherwise the value itself.
+  int64_t resolved_logging_steps(int64_t total_steps) const;
+  // eval_steps, or logging_steps when unset (HF's default), resolved as above.
+  int64_t resolved_eval_steps(int64_t total_steps) const;
+  int64_t resolved_save_steps(int64_t total_steps) const;
+  // metric_for_best_model, or "loss" when load_best_model_at_end and unset (HF); none otherwise.
+  std::optional<std::string> resolved_metric_for_best_model() const;
+  // greater_is_better, or (HF) false when the metric ends with "loss", true otherwise.
+  bool metric_greater_is_better() const;
+  // The metric's key in evaluation results: "eval_" + metric unless it already starts with "eval_";
+  // throws berth::Error when there is no metric (see resolved_metric_for_best_model).
+  std::string best_metric_key() const;
+  // report_to with "all" expanded to berth's integrations and "none" removed: {} or {"jsonl"}.
+  std::vector<std::string> resolved_report_to() const;
+  // data_seed, or seed when unset.
+  int64_t resolved_data_seed() const;
+};
+
+// One field of TrainingArguments, for the command line and documentation.
+struct ArgumentSpec {
+  std::string name;          // HF's spelling, e.g. "learning_rate"
+  std::string type;          // "string", "bool", "int", "float", "list", with "?" when it may be unset
+  std::string default_text;  // the default as set_training_argument would read it ("" for unset)
+  std::string help;
+};
+
+// Every field, in declaration order.
+const std::vector<ArgumentSpec>& training_argument_specs();
+
+// Aliases accepted for a field: "evaluation_strategy" (HF's old name) -> "eval_strategy".
+std::optional<std::string> training_argument_alias_target(std::string_view name);
+
+// HF TrainingArguments fields berth knows of but does not implement (fp16, deepspeed, push_to_hub ...).
+const std::vector<std::string>& unsupported_hf_training_arguments();
+
+// Sets one field from its text as typed on a command line: ints and floats in full, bool as
+// true/false/1/0/yes/no, lists comma-separated, "none"/"null" unsets an optional field. Unknown names (with
+// the closest known one), unsupported HF fields and malformed values throw berth::Error. Does not validate().
+void set_training_argument(TrainingArguments& args, std::string_view name, std::string_view value_text);
+
+// Overrides only the keys present in the JSON object `json_text` (`source` names it in messages). HF keys
+// berth does not implement are ignored, listed in one line appended to *warnings (when given), so HF's own
+// training_args.json loads; other unknown keys and JSON type mismatches throw berth::Error. Does not
+// validate().
+void merge_training_arguments_json(TrainingArguments& args, const std::string& json_text,
+                                   const std::string& source, std::vector<std::string>* warnings = nullptr);
+
+// The known name closest to `name` by edit distance, for "did you mean" hints; empty when none is close.
+std::string closest_training_argument(std::string_view name);
+
+}  // namespace berth::train
