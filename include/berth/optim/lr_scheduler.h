@@ -1,0 +1,54 @@
+// HF transformers' learning-rate schedules (transformers/optimization.py), as LambdaLR applies them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace berth::optim {
+
+enum class SchedulerType { Linear, Cosine, Constant, ConstantWithWarmup, Polynomial };
+
+// "linear", "cosine", "constant", "constant_with_warmup", "polynomial" (HF's names); else berth::Error
+// listing them.
+SchedulerType parse_scheduler_type(std::string_view name);
+std::string_view to_string(SchedulerType type);
+
+struct SchedulerOptions {
+  SchedulerType type = SchedulerType::Linear;
+  int64_t warmup_steps = 0;
+  int64_t total_steps = 0;
+  double num_cycles = 0.5;  // cosine
+  double lr_end = 1e-7;     // polynomial
+  double power = 1.0;       // polynomial
+};
+
+class LrScheduler {
+ public:
+  // Throws berth::Error for negative step counts, and for polynomial with lr_end >= base_lr (as HF).
+  LrScheduler(double base_lr, SchedulerOptions options);
+
+  // base_lr times HF's lambda of `step` (LambdaLR: lr_at(0) is the lr of the first optimizer step).
+  double lr_at(int64_t step) const;
+  double lr() const { return lr_at(last_step_); }
+  void step() { ++last_step_; }
+  int64_t last_step() const { return last_step_; }
+  double base_lr() const { return base_lr_; }
+  const SchedulerOptions& options() const { return options_; }
+
+  // {"last_step":..,"base_lr":..,"type":"linear","warmup_steps":..,"total_steps":..,"num_cycles":..,
+  //  "lr_end":..,"power":..}
+  std::string state_json() const;
+  // Restores last_step. Throws berth::Error when the JSON is invalid or its schedule differs from this one
+  // (naming the field, both values and the fix).
+  void load_state_json(const std::string& json);
+
+ private:
+  double multiplier(int64_t step) const;
+
+  double base_lr_;
+  SchedulerOptions options_;
+  int64_t last_step_ = 0;
+};
+
+}  // namespace berth::optim
