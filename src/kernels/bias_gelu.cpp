@@ -25,7 +25,7 @@ constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
 // erfc(z) with relative error below 1.2e-7 (Numerical Recipes' Chebyshev fit), branch-free so loops
-// vectorise. Using erfc keeps GELU's far negative tail accurate: gelu(u) = u·(1 − erfc(u/√2)/2).
+// vectorise. Φ(u) = erfc(−u/√2)/2 keeps GELU's far negative tail accurate (1 − erfc(u/√2)/2 would cancel).
 inline float fast_erfc(float z) {
   const float a = z < 0.0f ? -z : z;
   const float t = 1.0f / (1.0f + 0.5f * a);
@@ -51,7 +51,7 @@ void forward_kernel(const float* h, const float* b, float* out, int64_t rows, in
       float* oi = out + i * cols;
       for (int64_t j = 0; j < cols; ++j) {
         const float u = hi[j] + b[j];
-        oi[j] = u * (1.0f - 0.5f * fast_erfc(u * kInvSqrt2));
+        oi[j] = u * (0.5f * fast_erfc(-u * kInvSqrt2));
       }
     }
   });
@@ -71,7 +71,7 @@ void backward_kernel(const float* g, const float* h, const float* b, float* grad
         float* di = grad_h + i * cols;
         for (int64_t j = 0; j < cols; ++j) {
           const float u = hi[j] + b[j];
-          const float cdf = 1.0f - 0.5f * fast_erfc(u * kInvSqrt2);
+          const float cdf = 0.5f * fast_erfc(-u * kInvSqrt2);
           const float pdf = kInvSqrt2Pi * detail::fast_exp(-0.5f * u * u);
           const float d = gi[j] * (cdf + u * pdf);
           di[j] = d;

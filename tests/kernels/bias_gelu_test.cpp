@@ -30,7 +30,9 @@ TEST(BiasGeluKernel, FarTailsAreExact) {
   at::Tensor x = torch::tensor({-30.0f, -9.0f, -5.0f, 0.0f, 5.0f, 9.0f, 30.0f});
   at::Tensor out = berth::kernels::bias_gelu(x, torch::zeros({7}), true);
   at::Tensor ref = torch::gelu(x.to(at::kDouble));
-  EXPECT_TRUE(torch::allclose(out.to(at::kDouble), ref, 1e-6, 1e-30)) << out << ref;
+  // Relative, even where gelu is 1e-19: the float argument's own rounding (u² near 40 at u = -9) bounds any
+  // float GELU to about 1e-5 there.
+  EXPECT_TRUE(torch::allclose(out.to(at::kDouble), ref, 3e-5, 1e-30)) << out << ref;
 }
 
 TEST(BiasGeluKernel, EvalRunsThePlainOps) {
