@@ -11,6 +11,7 @@ namespace berth::cli {
 // the action returns the process exit code.
 using CommandAction = std::function<int()>;
 
+CommandAction add_benchmark_command(CLI::App& app);
 CommandAction add_doctor_command(CLI::App& app);
 CommandAction add_predict_command(CLI::App& app);
 CommandAction add_tokenize_command(CLI::App& app);

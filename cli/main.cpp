@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
 
   // Each subcommand by its name, with what to run when it is chosen.
   const std::vector<std::pair<std::string, berth::cli::CommandAction>> commands = {
+      {"benchmark", berth::cli::add_benchmark_command(app)},
       {"doctor", berth::cli::add_doctor_command(app)},
       {"predict", berth::cli::add_predict_command(app)},
       {"tokenize", berth::cli::add_tokenize_command(app)},

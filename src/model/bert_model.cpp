@@ -3,6 +3,11 @@
 #include "berth/model/bert_model.h"
 
 #include "berth/core/error.h"
+#include "berth/kernels/attention_softmax.h"
+#include "berth/kernels/bias_gelu.h"
+#include "berth/kernels/dropout.h"
+#include "berth/kernels/fused.h"
+#include "berth/kernels/residual_layer_norm.h"
 #include "berth/placement/batch_check.h"
 #include "berth/placement/inspect.h"
 
@@ -150,6 +155,9 @@ at::Tensor BertEmbeddingsImpl::forward(const at::Tensor& input_ids, const at::Te
       torch::arange(input_ids.size(1), input_ids.options().dtype(at::kLong)).unsqueeze(0);
   at::Tensor embeddings = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);
   embeddings = embeddings + position_embeddings(position_ids);
+  // Training on CPU float32 draws the mask from berth's counter-based dropout (kernels/dropout.h).
+  if (is_training() && kernels::use_fused(embeddings))
+    return kernels::dropout(LayerNorm(embeddings), dropout->options.p(), true);
   return dropout(LayerNorm(embeddings));
 }
 
@@ -174,10 +182,16 @@ at::Tensor BertSelfAttentionImpl::forward(const at::Tensor& hidden, const at::Te
   at::Tensor k = split_heads(key(hidden));
   at::Tensor v = split_heads(value(hidden));
   // (B, H, T, T): scaled dot products, padding keys pushed to finfo.min before the softmax.
-  at::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));
-  scores = scores + extended_mask;
+  at::Tensor scores = torch::matmul(q, k.transpose(-1, -2));
+  const double divisor = std::sqrt(static_cast<double>(head_size));
   // HF drops whole attention probabilities (tokens to attend to), as the original Transformer did.
-  at::Tensor probs = dropout(torch::softmax(scores, -1));
+  at::Tensor probs;
+  if (is_training() && kernels::use_fused(scores)) {
+    // One fused pass for scale, mask, softmax and dropout (kernels/attention_softmax.h).
+    probs = kernels::attention_softmax(scores, extended_mask, divisor, dropout->options.p(), true);
+  } else {
+    probs = dropout(torch::softmax(scores / divisor + extended_mask, -1));
+  }
   // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
   return torch::matmul(probs, v)
       .permute({0, 2, 1, 3})
@@ -194,6 +208,13 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertCo
 }
 
 at::Tensor BertResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
+  if (is_training() && kernels::use_fused(hidden)) {
+    // The GEMM without its bias, then bias, dropout, residual and LayerNorm in one fused pass
+    // (kernels/residual_layer_norm.h); the parameters stay dense.{weight,bias}, LayerNorm.{weight,bias}.
+    return kernels::residual_layer_norm(torch::matmul(hidden, dense->weight.t()), dense->bias, residual,
+                                        LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(),
+                                        dropout->options.p(), true);
+  }
   return LayerNorm(dropout(dense(hidden)) + residual);
 }
 
@@ -212,6 +233,10 @@ BertIntermediateImpl::BertIntermediateImpl(const BertConfig& config)
 }
 
 at::Tensor BertIntermediateImpl::forward(const at::Tensor& hidden) {
+  if (activation == Activation::Gelu && is_training() && kernels::use_fused(hidden)) {
+    // The GEMM without its bias, then bias + exact GELU in one fused pass (kernels/bias_gelu.h).
+    return kernels::bias_gelu(torch::matmul(hidden, dense->weight.t()), dense->bias, true);
+  }
   return apply_activation(activation, dense(hidden));
 }
 
@@ -283,7 +308,10 @@ SequenceClassifierOutput BertForSequenceClassificationImpl::forward(const at::Te
                                                                     const at::Tensor& labels) {
   BertModelOutput out = bert(input_ids, attention_mask, token_type_ids);
   // (B, C) -> (B, num_labels)
-  at::Tensor logits = classifier(dropout(out.pooler_output));
+  at::Tensor pooled = is_training() && kernels::use_fused(out.pooler_output)
+                          ? kernels::dropout(out.pooler_output, dropout->options.p(), true)
+                          : dropout(out.pooler_output);
+  at::Tensor logits = classifier(pooled);
   if (!labels.defined()) return {logits, {}};
   return {logits, loss(logits, labels)};
 }

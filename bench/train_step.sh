@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# berth's training step vs the HF-equivalent PyTorch model (bench/train_step.py), interleaved in one run:
+# ROUNDS rounds of (berth, python) per preset, both with OMP_WAIT_POLICY=PASSIVE and the same threads; prints
+# each round's samples/s and the median over rounds of the per-round ratio berth/python.
+# Usage: [ROUNDS=3] [STEPS=10] [THREADS=2] [PRESETS="bert-mini bert-base"] [BATCH=8] [SEQ=128] bench/train_step.sh [berth]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+berth=${1:-$here/../build/bin/berth}
+rounds=${ROUNDS:-3}
+steps=${STEPS:-10}
+threads=${THREADS:-$(nproc)}
+presets=${PRESETS:-bert-mini}
+batch=${BATCH:-8}
+seq=${SEQ:-128}
+export OMP_WAIT_POLICY=PASSIVE
+field() { sed "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/" <<<"$2"; }
+median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+for preset in $presets; do
+  args=(--model-preset "$preset" --batch-size "$batch" --seq-len "$seq" --steps "$steps" --threads "$threads")
+  ratios=""
+  for ((r = 0; r < rounds; r++)); do
+    b=$("$berth" benchmark "${args[@]}")
+    p=$(/usr/bin/python3 "$here/train_step.py" "${args[@]}")
+    echo "round $r berth:  $b"
+    echo "round $r python: $p"
+    ratios+="$(awk -v x="$(field samples_per_second "$b")" -v y="$(field samples_per_second "$p")" 'BEGIN{print x/y}') "
+  done
+  printf '%s: berth/python samples/s ratio, median of %d rounds: %.3f   (per round: %s)\n' \
+    "$preset" "$rounds" "$(median "$ratios")" "${ratios% }"
+done

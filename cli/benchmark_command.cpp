@@ -1,0 +1,141 @@
+// `berth benchmark`: times full training steps of a preset BERT on synthetic tokens, one JSON line out.
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/core/error.h"
+#include "berth/core/runtime.h"
+#include "berth/model/bert_model.h"
+#include "berth/model/bert_presets.h"
+#include "command.h"
+
+namespace berth::cli {
+namespace {
+
+struct BenchmarkOptions {
+  std::string preset = "bert-mini";
+  int64_t batch_size = 8;
+  int64_t seq_len = 128;
+  int steps = 10;
+  int warmup = 2;
+  int threads = 0;
+  int64_t vocab_size = 30522;
+  uint64_t seed = 0;
+};
+
+// The one place the optimizer is made, so the fused berth::optim::AdamW can replace torch's here.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& params) {
+  return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(1e-4).weight_decay(0.01));
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Matmul FLOPs of one training step (forward 2·m·n·k per GEMM, backward twice that, so 6 per weight per
+// token): encoder weights 4C² + 2CI per layer over B·T tokens, attention's two (T×T) GEMMs 12·L·B·T²·C,
+// pooler and classifier over the B [CLS] tokens. Embeddings, LayerNorm, softmax etc. are not counted.
+double step_flops(const BertConfig& c, int64_t batch, int64_t seq) {
+  const double C = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
+  const double L = static_cast<double>(c.num_hidden_layers), B = static_cast<double>(batch);
+  const double T = static_cast<double>(seq);
+  const double encoder = 6.0 * L * (4 * C * C + 2 * C * I) * B * T;
+  const double attention = 12.0 * L * B * T * T * C;
+  const double head = 6.0 * B * (C * C + C * static_cast<double>(c.num_labels()));
+  return encoder + attention + head;
+}
+
+int run_benchmark(const BenchmarkOptions& o) {
+  BERTH_CHECK(o.batch_size >= 1 && o.seq_len >= 1,
+              "benchmark: --batch-size and --seq-len must be >= 1, found ", o.batch_size, " and ", o.seq_len);
+  BERTH_CHECK(o.steps >= 1 && o.warmup >= 0, "benchmark: --steps must be >= 1 and --warmup >= 0, found ",
+              o.steps, " and ", o.warmup);
+  if (o.threads > 0) runtime::configure_threads(runtime::ThreadOptions{o.threads});
+  BertConfig config = bert_preset(o.preset, o.vocab_size);
+  BERTH_CHECK(o.seq_len <= config.max_position_embeddings, "benchmark: --seq-len ", o.seq_len,
+              " is longer than the model's ", config.max_position_embeddings,
+              " positions. Fix: pass --seq-len <= ", config.max_position_embeddings);
+  torch::manual_seed(o.seed);
+  BertForSequenceClassification model(config, BertInitOptions{true, o.seed});
+  model->train();
+  std::vector<at::Tensor> params = model->parameters();
+  std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(params);
+  at::Tensor ids = torch::randint(config.vocab_size, {o.batch_size, o.seq_len}, torch::kLong);
+  at::Tensor mask = torch::ones({o.batch_size, o.seq_len}, torch::kLong);
+  at::Tensor labels = torch::randint(config.num_labels(), {o.batch_size}, torch::kLong);
+
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  std::vector<double> forward, backward, optim, step;
+  for (int s = 0; s < o.warmup + o.steps; ++s) {
+    const auto t0 = Clock::now();
+    at::Tensor loss = model->forward(ids, mask, {}, labels).loss;
+    const auto t1 = Clock::now();
+    loss.backward();
+    const auto t2 = Clock::now();
+    optimizer->step();
+    // Gradients to none, not zeros: backward then writes them instead of adding into a zeroed buffer
+    // (libtorch 1.13's zero_grad() has no set_to_none).
+    for (at::Tensor& p : params) p.mutable_grad().reset();
+    const auto t3 = Clock::now();
+    if (s < o.warmup) continue;  // the first steps allocate and warm the caches
+    forward.push_back(ms(t0, t1));
+    backward.push_back(ms(t1, t2));
+    optim.push_back(ms(t2, t3));
+    step.push_back(ms(t0, t3));
+  }
+  const double step_ms = median(step);
+  const double flops = step_flops(config, o.batch_size, o.seq_len);
+  nlohmann::json out;
+  out["implementation"] = "berth";
+  out["preset"] = o.preset;
+  out["batch_size"] = o.batch_size;
+  out["seq_len"] = o.seq_len;
+  out["threads"] = at::get_num_threads();
+  out["steps"] = o.steps;
+  out["samples_per_second"] = static_cast<double>(o.batch_size) * 1000.0 / step_ms;
+  out["step_ms"] = step_ms;
+  out["forward_ms"] = median(forward);
+  out["backward_ms"] = median(backward);
+  out["optimizer_ms"] = median(optim);
+  out["model_tflop_per_step"] = flops * 1e-12;
+  out["achieved_gflops"] = flops / (step_ms * 1e-3) * 1e-9;
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_benchmark_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "benchmark",
+      "Time full training steps (forward, backward, AdamW) of a preset BERT on synthetic tokens");
+  auto o = std::make_shared<BenchmarkOptions>();
+  cmd->add_option("--model-preset", o->preset, "bert-tiny, bert-mini, bert-small or bert-base")
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "Sequences per step")->capture_default_str();
+  cmd->add_option("--seq-len", o->seq_len, "Tokens per sequence")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "Timed steps (the medians are over these)")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str();
+  cmd->add_option("--threads", o->threads,
+                  "Intra-op and BLAS threads; 0 = berth's default (see berth --help)")
+      ->capture_default_str();
+  cmd->add_option("--vocab-size", o->vocab_size, "Vocabulary size of the synthetic model")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the weights and the synthetic tokens")->capture_default_str();
+  return [o] { return run_benchmark(*o); };
+}
+
+}  // namespace berth::cli

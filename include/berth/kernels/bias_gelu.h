@@ -1,0 +1,13 @@
+// The feed-forward activation in one pass: bias add and the exact (erf) GELU fused, with its backward.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace berth::kernels {
+
+// hidden: (..., N), x·Wᵀ of a Linear without its bias; bias: (N) -> (..., N): gelu(hidden + bias), the exact
+// erf GELU of HF's "gelu". Training on CPU float32 takes the fused kernel (erfc by a Chebyshev fit,
+// relative error below 2e-7, instead of libm's); anything else runs the plain torch ops.
+at::Tensor bias_gelu(const at::Tensor& hidden, const at::Tensor& bias, bool training);
+
+}  // namespace berth::kernels
