@@ -87,6 +87,25 @@ TEST(TrainingFlagsTest, ErrorsNameTheFlag) {
                   {"bad.json", "\"learning_rate\" must be a number", "\"fast\""});
 }
 
+TEST(TrainingFlagsTest, WorksOnASubcommandAsBerthTrainUsesIt) {
+  CLI::App app("berth");
+  auto* train = app.add_subcommand("train", "Train");
+  TrainingFlags flags;
+  add_training_flags(*train, flags);
+  std::vector<std::string> argv = {"train", "--max-steps", "7", "--learning_rat", "1"};
+  std::reverse(argv.begin(), argv.end());
+  app.parse(argv);
+  expect_contains(error_text([&] { resolve_training_arguments(flags); }), {"did you mean --learning_rate?"});
+  CLI::App app2("berth");
+  auto* train2 = app2.add_subcommand("train", "Train");
+  TrainingFlags flags2;
+  add_training_flags(*train2, flags2);
+  std::vector<std::string> argv2 = {"train", "--max-steps", "7"};
+  std::reverse(argv2.begin(), argv2.end());
+  app2.parse(argv2);
+  EXPECT_EQ(resolve_training_arguments(flags2).max_steps, 7);
+}
+
 TEST(TrainingFlagsTest, HelpShowsEveryFieldWithItsDefault) {
   CLI::App app("test");
   TrainingFlags flags;
