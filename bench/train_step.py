@@ -106,6 +106,7 @@ def main():
         "steps": a.steps,
         "samples_per_second": a.batch_size * 1000.0 / step_ms,
         "step_ms": step_ms,
+        "min_step_ms": min(step),
         "forward_ms": statistics.median(fwd),
         "backward_ms": statistics.median(bwd),
         "optimizer_ms": statistics.median(opt),

@@ -4,7 +4,6 @@
 
 #include "berth/core/error.h"
 #include "berth/kernels/attention_softmax.h"
-#include "berth/kernels/bias_gelu.h"
 #include "berth/kernels/dropout.h"
 #include "berth/kernels/fused.h"
 #include "berth/kernels/residual_layer_norm.h"
@@ -233,10 +232,6 @@ BertIntermediateImpl::BertIntermediateImpl(const BertConfig& config)
 }
 
 at::Tensor BertIntermediateImpl::forward(const at::Tensor& hidden) {
-  if (activation == Activation::Gelu && is_training() && kernels::use_fused(hidden)) {
-    // The GEMM without its bias, then bias + exact GELU in one fused pass (kernels/bias_gelu.h).
-    return kernels::bias_gelu(torch::matmul(hidden, dense->weight.t()), dense->bias, true);
-  }
   return apply_activation(activation, dense(hidden));
 }
 
