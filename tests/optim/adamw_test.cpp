@@ -159,7 +159,8 @@ TEST(AdamW, FusedKernelEqualsTheTorchOpsPath) {
   EXPECT_EQ(ops.fused_updates(), 0);
   EXPECT_EQ(ops.fallback_updates(), 30);
   for (std::size_t i = 0; i < base.size(); ++i)
-    EXPECT_LE(berth::testing::max_rel_diff(fused_params[i], ops_params[i], 1e-7), 1e-6) << "param " << i;
+    // Relative to max(|x|, 1e-3): elements near 0 keep the absolute rounding of the larger terms.
+    EXPECT_LE(berth::testing::max_rel_diff(fused_params[i], ops_params[i], 1e-3), 1e-6) << "param " << i;
 }
 
 TEST(AdamW, TorchOpsPathIsTorchsOwnAdamWBitForBit) {
