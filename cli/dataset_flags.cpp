@@ -17,7 +17,8 @@ void add_dataset_flags(CLI::App& command, DatasetFlags& flags, bool training) {
   if (training) command.add_option("--train", flags.train, "Training file: .jsonl, .csv or .tsv");
   command.add_option("--eval", flags.eval, "Evaluation file (validation split): .jsonl, .csv or .tsv");
   command.add_option("--test", flags.test, "Test file, evaluated once at the end: .jsonl, .csv or .tsv");
-  command.add_option("--text-column", flags.text_column, "Column (JSON key) of the text")->capture_default_str();
+  command.add_option("--text-column", flags.text_column, "Column (JSON key) of the text")
+      ->capture_default_str();
   command.add_option("--text-pair-column", flags.text_pair_column, "Column of the second text, for pairs");
   command.add_option("--label-column", flags.label_column, "Column of the label")->capture_default_str();
   command
@@ -25,9 +26,10 @@ void add_dataset_flags(CLI::App& command, DatasetFlags& flags, bool training) {
                   "single_label_classification, multi_label_classification or regression")
       ->capture_default_str();
   command
-      .add_option("--data-dir", flags.data_dir,
-                  "Where --data spamassassin's files are (default: $BERTH_CACHE_DIR/npm/..., else ./.cache/npm/... "
-                  "or the source checkout's .cache, where scripts/setup puts them)")
+      .add_option(
+          "--data-dir", flags.data_dir,
+          "Where --data spamassassin's files are (default: $BERTH_CACHE_DIR/npm/..., else ./.cache/npm/... "
+          "or the source checkout's .cache, where scripts/setup puts them)")
       ->envname("BERTH_SPAMASSASSIN_DIR");
   command.add_option("--split-seed", flags.split_seed, "Seed of the bundled dataset's stratified split")
       ->capture_default_str();
@@ -42,7 +44,8 @@ LoadedDatasets load_datasets(const DatasetFlags& flags, const std::optional<data
     // The checkout whose .cache holds the npm data: the current directory when it has one (a clone being
     // worked in), else the source tree this berth was built from.
     const std::string checkout = std::filesystem::exists(".cache/npm") ? "." : BERTH_SOURCE_DIR;
-    const std::string data_dir = flags.data_dir.empty() ? data::default_spam_assassin_dir(checkout) : flags.data_dir;
+    const std::string data_dir =
+        flags.data_dir.empty() ? data::default_spam_assassin_dir(checkout) : flags.data_dir;
     data::SpamAssassinOptions options;
     options.seed = flags.split_seed;
     data::SpamAssassinCorpus corpus = data::load_spam_assassin(data_dir, options);
@@ -53,8 +56,8 @@ LoadedDatasets load_datasets(const DatasetFlags& flags, const std::optional<data
                   "). Fix: evaluate a model fine-tuned on --data spamassassin");
     }
     const auto type = data::ProblemType::SingleLabel;
-    loaded.description = "SpamAssassin (" + std::to_string(corpus.examples.size()) + " emails: " +
-                         std::to_string(corpus.train.size()) + " train, " +
+    loaded.description = "SpamAssassin (" + std::to_string(corpus.examples.size()) +
+                         " emails: " + std::to_string(corpus.train.size()) + " train, " +
                          std::to_string(corpus.validation.size()) + " validation, " +
                          std::to_string(corpus.test.size()) + " test)";
     loaded.train.emplace(std::move(corpus.train), corpus.label_map, type);

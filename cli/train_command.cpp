@@ -12,8 +12,10 @@
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "berth/data/encode_text_dataset.h"
+#include "berth/device/device.h"
 #include "berth/model/bert_presets.h"
 #include "berth/model/pretrained.h"
+#include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/callbacks.h"
 #include "berth/train/trainer.h"
@@ -56,11 +58,14 @@ BertConfig apply_config_overrides(const BertConfig& config, const std::string& o
   std::string item;
   while (std::getline(list, item, ',')) {
     const auto eq = item.find('=');
-    BERTH_CHECK(eq != std::string::npos && eq > 0, "--config-overrides: expected key=value items separated by "
-                "commas, found '", item, "'. Fix: e.g. --config-overrides num_hidden_layers=2,hidden_dropout_prob=0.2");
+    BERTH_CHECK(eq != std::string::npos && eq > 0,
+                "--config-overrides: expected key=value items separated by "
+                "commas, found '",
+                item, "'. Fix: e.g. --config-overrides num_hidden_layers=2,hidden_dropout_prob=0.2");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
-    BERTH_CHECK(json.contains(key), "--config-overrides: '", key, "' is not a field of the preset's config.json. "
+    BERTH_CHECK(json.contains(key), "--config-overrides: '", key,
+                "' is not a field of the preset's config.json. "
                 "Fix: use one of its fields, e.g. num_hidden_layers, hidden_size, intermediate_size, "
                 "num_attention_heads, hidden_dropout_prob, max_position_embeddings");
     try {
@@ -72,7 +77,8 @@ BertConfig apply_config_overrides(const BertConfig& config, const std::string& o
   return BertConfig::from_json_text(json.dump(), "--config-overrides");
 }
 
-std::string confusion_table(const std::vector<std::vector<int64_t>>& confusion, const std::vector<std::string>& labels) {
+std::string confusion_table(const std::vector<std::vector<int64_t>>& confusion,
+                            const std::vector<std::string>& labels) {
   std::ostringstream out;
   size_t width = 9;
   for (const auto& label : labels) width = std::max(width, label.size() + 2);
@@ -89,12 +95,15 @@ std::string confusion_table(const std::vector<std::vector<int64_t>>& confusion, 
 
 void print_metrics(const std::string& title, const std::map<std::string, double>& metrics) {
   std::cout << "***** " << title << " *****\n";
-  for (const auto& [name, value] : metrics) std::cout << "  " << std::left << std::setw(28) << name << " = " << value << "\n";
+  for (const auto& [name, value] : metrics)
+    std::cout << "  " << std::left << std::setw(28) << name << " = " << std::setprecision(4) << value << "\n";
+  std::cout << std::setprecision(6);
   std::cout << std::right;
 }
 
 std::shared_ptr<data::TokenizedDataset> encode(const std::optional<data::TextDataset>& dataset,
-                                               const tokenizer::WordPieceTokenizer& tokenizer, size_t max_length) {
+                                               const tokenizer::WordPieceTokenizer& tokenizer,
+                                               size_t max_length) {
   if (!dataset) return nullptr;
   data::EncodeTextOptions options;
   options.max_length = max_length;
@@ -102,18 +111,23 @@ std::shared_ptr<data::TokenizedDataset> encode(const std::optional<data::TextDat
 }
 
 int run_train(const TrainCommandOptions& options) {
-  BERTH_CHECK(options.model.empty() != options.model_preset.empty(),
-              "train: give exactly one of --model DIR (an HF model directory to fine-tune) and --model-preset NAME "
-              "(a BERT trained from scratch: ", [] {
-                std::string names;
-                for (const auto& name : bert_preset_names()) names += (names.empty() ? "" : ", ") + name;
-                return names;
-              }(), ")");
+  BERTH_CHECK(
+      options.model.empty() != options.model_preset.empty(),
+      "train: give exactly one of --model DIR (an HF model directory to fine-tune) and --model-preset NAME "
+      "(a BERT trained from scratch: ",
+      [] {
+        std::string names;
+        for (const auto& name : bert_preset_names()) names += (names.empty() ? "" : ", ") + name;
+        return names;
+      }(),
+      ")");
   train::TrainingArguments args = resolve_training_arguments(options.training);
-  BERTH_CHECK(!args.output_dir.empty(), "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
+  BERTH_CHECK(!args.output_dir.empty(),
+              "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
 
   const std::string tokenizer_dir = options.tokenizer.empty() ? options.model : options.tokenizer;
-  BERTH_CHECK(!tokenizer_dir.empty(), "train: --model-preset trains a model from scratch and needs a tokenizer. "
+  BERTH_CHECK(!tokenizer_dir.empty(),
+              "train: --model-preset trains a model from scratch and needs a tokenizer. "
               "Fix: --tokenizer DIR (make one from your training text with `berth tokenizer train --input "
               "train.jsonl --vocab-size 8000 --lowercase --output DIR`)");
   const tokenizer::WordPieceTokenizer tokenizer = tokenizer::load_tokenizer(tokenizer_dir);
@@ -126,19 +140,22 @@ int run_train(const TrainCommandOptions& options) {
   BertConfig preset_config;
   if (!options.model_preset.empty()) {
     preset_config = apply_config_overrides(
-        bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.model().size())), options.config_overrides);
+        bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.model().size())),
+        options.config_overrides);
     preset_config.set_labels(data.label_map.labels());
     preset_config.problem_type = data::to_string(data.problem_type);
     preset_config.pad_token_id = tokenizer.token_id(tokenizer.special_tokens().pad);
   } else {
-    BERTH_CHECK(options.config_overrides.empty(), "train: --config-overrides applies to --model-preset only; a "
+    BERTH_CHECK(options.config_overrides.empty(),
+                "train: --config-overrides applies to --model-preset only; a "
                 "pretrained model keeps its architecture. Fix: drop --config-overrides");
   }
-  const auto max_position = options.model_preset.empty() ? BertConfig::load(options.model + "/config.json").max_position_embeddings
-                                                         : preset_config.max_position_embeddings;
+  const auto max_position = options.model_preset.empty()
+                                ? BertConfig::load(options.model + "/config.json").max_position_embeddings
+                                : preset_config.max_position_embeddings;
   BERTH_CHECK(args.max_length <= max_position, "train: --max_length ", args.max_length,
-              " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ", max_position,
-              " or less");
+              " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ",
+              max_position, " or less");
 
   const auto start = std::chrono::steady_clock::now();
   const auto max_length = static_cast<size_t>(args.max_length);
@@ -147,21 +164,31 @@ int run_train(const TrainCommandOptions& options) {
   trainer_options.eval_dataset = encode(data.eval, tokenizer, max_length);
   auto test_dataset = encode(data.test, tokenizer, max_length);
   std::cout << "tokenized in " << std::fixed << std::setprecision(1)
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s (max_length "
-            << max_length << ")\n" << std::defaultfloat;
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+            << " s (max_length " << max_length << ")\n"
+            << std::defaultfloat << std::setprecision(6);
 
   const std::string model_dir = options.model;
   const std::vector<std::string> labels = data.label_map.labels();
   const std::string problem_type = data::to_string(data.problem_type);
+  // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
+  // (strict is for models that user code places).
+  const c10::Device device = resolve_device(parse_device(args.device), query_cuda());
   trainer_options.model_init = [=](const train::Trial*) {
-    if (model_dir.empty()) return BertForSequenceClassification(preset_config);
-    PretrainedOptions pretrained;
-    pretrained.labels = labels;
-    pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
-    auto loaded = from_pretrained<BertForSequenceClassification>(model_dir, pretrained);
-    loaded.model->config.problem_type = problem_type;
-    for (const auto& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
-    return loaded.model;
+    BertForSequenceClassification model{nullptr};
+    if (model_dir.empty()) {
+      model = BertForSequenceClassification(preset_config);
+    } else {
+      PretrainedOptions pretrained;
+      pretrained.labels = labels;
+      pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
+      auto loaded = from_pretrained<BertForSequenceClassification>(model_dir, pretrained);
+      loaded.model->config.problem_type = problem_type;
+      for (const auto& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
+      model = loaded.model;
+    }
+    if (device.type() != c10::kMeta) place(*model, device);
+    return model;
   };
   trainer_options.args = args;
   trainer_options.tokenizer = tokenizer;
@@ -174,10 +201,12 @@ int run_train(const TrainCommandOptions& options) {
     const auto space = train::SearchSpace::from_json_text(read_file_text(options.hp_space), options.hp_space);
     const auto best = trainer.hyperparameter_search(
         space, options.n_trials, train::parse_direction(options.direction),
-        options.hp_method == "grid" ? train::SearchMethod::Grid : train::SearchMethod::Random, options.hp_objective);
+        options.hp_method == "grid" ? train::SearchMethod::Grid : train::SearchMethod::Random,
+        options.hp_objective);
     std::cout << "best trial: run-" << best.trial << " objective " << best.objective << " with";
     for (const auto& [name, value] : best.params) std::cout << " --" << name << " " << value;
-    std::cout << "\n  (" << args.output_dir << "/hp_search.jsonl, " << args.output_dir << "/best_trial_args.json)\n";
+    std::cout << "\n  (" << args.output_dir << "/hp_search.jsonl, " << args.output_dir
+              << "/best_trial_args.json)\n";
     return 0;
   }
 
@@ -225,12 +254,14 @@ int run_eval(const EvalCommandOptions& options) {
   if (options.split == "validation" || options.split == "eval") chosen = &data.eval;
   if (options.split == "train") chosen = &data.train;
   if (!*chosen) chosen = data.test ? &data.test : &data.eval;
-  BERTH_CHECK(*chosen, "eval: nothing to evaluate on. Fix: --data spamassassin (with --split test|validation) or "
+  BERTH_CHECK(*chosen,
+              "eval: nothing to evaluate on. Fix: --data spamassassin (with --split test|validation) or "
               "--eval FILE / --test FILE");
 
   auto loaded = from_pretrained<BertForSequenceClassification>(options.model);
-  BERTH_CHECK(loaded.report.missing.empty(), "eval: ", options.model, " is not a fine-tuned classifier (it lacks ",
-              loaded.report.missing.front(), "). Fix: evaluate the output directory of `berth train`");
+  BERTH_CHECK(loaded.report.missing.empty(), "eval: ", options.model,
+              " is not a fine-tuned classifier (it lacks ", loaded.report.missing.front(),
+              "). Fix: evaluate the output directory of `berth train`");
   train::TrainingArguments args;
   args.output_dir = options.model;
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
@@ -238,7 +269,8 @@ int run_eval(const EvalCommandOptions& options) {
   // The length the model was trained at (its training_args.json), else the model's limit.
   size_t max_length = options.max_length;
   if (max_length == 0 && std::filesystem::exists(options.model + "/training_args.json"))
-    max_length = static_cast<size_t>(train::TrainingArguments::load(options.model + "/training_args.json").max_length);
+    max_length =
+        static_cast<size_t>(train::TrainingArguments::load(options.model + "/training_args.json").max_length);
   if (max_length == 0) max_length = static_cast<size_t>(loaded.model->config.max_position_embeddings);
   train::TrainerOptions trainer_options;
   trainer_options.args = args;
@@ -250,7 +282,8 @@ int run_eval(const EvalCommandOptions& options) {
   const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encode_options);
   const auto prediction = trainer.predict(dataset, "eval");
   print_metrics("eval metrics (" + std::to_string(dataset.size()) + " examples)", prediction.metrics);
-  if (!prediction.confusion.empty()) std::cout << "confusion matrix:\n" << confusion_table(prediction.confusion, model_labels);
+  if (!prediction.confusion.empty())
+    std::cout << "confusion matrix:\n" << confusion_table(prediction.confusion, model_labels);
   if (!options.output.empty()) {
     nlohmann::json json = nlohmann::json::object();
     for (const auto& [name, value] : prediction.metrics) json[name] = value;
@@ -262,14 +295,18 @@ int run_eval(const EvalCommandOptions& options) {
 }  // namespace
 
 CommandAction add_train_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train", "Fine-tune (or train from scratch) a BERT sequence classifier, as HF's "
-                                          "Trainer does: checkpoints, resume, evaluation, report");
+  auto* cmd = app.add_subcommand("train",
+                                 "Fine-tune (or train from scratch) a BERT sequence classifier, as HF's "
+                                 "Trainer does: checkpoints, resume, evaluation, report");
   auto options = std::make_shared<TrainCommandOptions>();
-  cmd->add_option("--model", options->model, "HF model directory to fine-tune (config.json, model.safetensors, tokenizer)");
-  cmd->add_option("--model-preset", options->model_preset, "Train from scratch: bert-tiny, bert-mini, bert-small or bert-base");
+  cmd->add_option("--model", options->model,
+                  "HF model directory to fine-tune (config.json, model.safetensors, tokenizer)");
+  cmd->add_option("--model-preset", options->model_preset,
+                  "Train from scratch: bert-tiny, bert-mini, bert-small or bert-base");
   cmd->add_option("--tokenizer", options->tokenizer, "Tokenizer directory (default: the --model directory)");
-  cmd->add_option("--config-overrides", options->config_overrides,
-                  "With --model-preset: config.json fields to change, e.g. num_hidden_layers=2,hidden_dropout_prob=0.2");
+  cmd->add_option(
+      "--config-overrides", options->config_overrides,
+      "With --model-preset: config.json fields to change, e.g. num_hidden_layers=2,hidden_dropout_prob=0.2");
   add_dataset_flags(*cmd, options->data, /*training=*/true);
   add_training_flags(*cmd, options->training);
   cmd->add_option("--early-stopping-patience", options->early_stopping_patience,
@@ -278,21 +315,25 @@ CommandAction add_train_command(CLI::App& app) {
   cmd->add_option("--early-stopping-threshold", options->early_stopping_threshold,
                   "The improvement that counts for early stopping")
       ->capture_default_str();
-  cmd->add_option("--hp-search", options->hp_space, "Hyperparameter search space (JSON file); runs a search instead of one training");
-  cmd->add_option("--n-trials", options->n_trials, "Trials of the search (grid: 0 = the whole grid)")->capture_default_str();
+  cmd->add_option("--hp-search", options->hp_space,
+                  "Hyperparameter search space (JSON file); runs a search instead of one training");
+  cmd->add_option("--n-trials", options->n_trials, "Trials of the search (grid: 0 = the whole grid)")
+      ->capture_default_str();
   cmd->add_option("--hp-method", options->hp_method, "random or grid")
       ->check(CLI::IsMember({"random", "grid"}))
       ->capture_default_str();
   cmd->add_option("--direction", options->direction, "maximize or minimize the objective")
       ->check(CLI::IsMember({"maximize", "minimize"}))
       ->capture_default_str();
-  cmd->add_option("--hp-objective", options->hp_objective, "Eval metric to optimise (default: metric_for_best_model, else eval_loss)");
+  cmd->add_option("--hp-objective", options->hp_objective,
+                  "Eval metric to optimise (default: metric_for_best_model, else eval_loss)");
   return [options] { return run_train(*options); };
 }
 
 CommandAction add_eval_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("eval", "Evaluate a fine-tuned classifier: loss, accuracy, precision/recall/F1, "
-                                         "confusion matrix");
+  auto* cmd = app.add_subcommand("eval",
+                                 "Evaluate a fine-tuned classifier: loss, accuracy, precision/recall/F1, "
+                                 "confusion matrix");
   auto options = std::make_shared<EvalCommandOptions>();
   cmd->add_option("--model", options->model, "Fine-tuned model directory (berth train's output)")->required();
   add_dataset_flags(*cmd, options->data, /*training=*/false);
@@ -300,8 +341,11 @@ CommandAction add_eval_command(CLI::App& app) {
       ->check(CLI::IsMember({"test", "validation", "eval", "train"}))
       ->capture_default_str();
   cmd->add_option("--batch-size", options->batch_size, "Examples per forward pass")->capture_default_str();
-  cmd->add_option("--max-length", options->max_length, "Longest input in tokens (0: the model's limit)")->capture_default_str();
-  cmd->add_option("--device", options->device, "auto, cpu, cuda or cuda:N")->envname("BERTH_DEVICE")->capture_default_str();
+  cmd->add_option("--max-length", options->max_length, "Longest input in tokens (0: the model's limit)")
+      ->capture_default_str();
+  cmd->add_option("--device", options->device, "auto, cpu, cuda or cuda:N")
+      ->envname("BERTH_DEVICE")
+      ->capture_default_str();
   cmd->add_option("--output", options->output, "Also write the metrics as JSON here");
   return [options] { return run_eval(*options); };
 }

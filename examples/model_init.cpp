@@ -47,11 +47,12 @@ int main(int argc, char** argv) try {
       berth::place(*model, wrong);
       return model;
     };
-    std::cout << "== placement=" << policy << ": model_init builds the model on " << berth::device_name(wrong_device)
-              << ", the run is on " << run_device << "\n";
+    std::cout << "== placement=" << policy << ": model_init builds the model on "
+              << berth::device_name(wrong_device) << ", the run is on " << run_device << "\n";
     try {
       berth::train::Trainer trainer(std::move(options));
-      std::cout << "the model is now on " << berth::device_name(*berth::module_device(*trainer.model())) << "\n";
+      std::cout << "the model is now on " << berth::device_name(*berth::module_device(*trainer.model()))
+                << "\n";
     } catch (const berth::PlacementError& e) {
       std::cout << "PlacementError: " << e.what() << "\n";
     }

@@ -40,15 +40,23 @@ Flags parse_flags(int argc, char** argv) {
     const std::string name = argv[i];
     BERTH_CHECK(i + 1 < argc, "plain_loop: ", name, " needs a value");
     const std::string value = argv[++i];
-    if (name == "--model") flags.model = value;
-    else if (name == "--train") flags.train = value;
-    else if (name == "--device") flags.device = value;
-    else if (name == "--epochs") flags.epochs = std::stoi(value);
-    else if (name == "--max-length") flags.max_length = std::stoul(value);
-    else BERTH_FAIL("plain_loop: unknown flag ", name, ". Usage: plain_loop --model DIR --train FILE.jsonl "
-                    "[--epochs 3] [--max-length 128] [--device auto]");
+    if (name == "--model")
+      flags.model = value;
+    else if (name == "--train")
+      flags.train = value;
+    else if (name == "--device")
+      flags.device = value;
+    else if (name == "--epochs")
+      flags.epochs = std::stoi(value);
+    else if (name == "--max-length")
+      flags.max_length = std::stoul(value);
+    else
+      BERTH_FAIL("plain_loop: unknown flag ", name,
+                 ". Usage: plain_loop --model DIR --train FILE.jsonl "
+                 "[--epochs 3] [--max-length 128] [--device auto]");
   }
-  BERTH_CHECK(!flags.model.empty() && !flags.train.empty(), "plain_loop: --model DIR and --train FILE are required");
+  BERTH_CHECK(!flags.model.empty() && !flags.train.empty(),
+              "plain_loop: --model DIR and --train FILE are required");
   return flags;
 }
 
@@ -94,16 +102,16 @@ int main(int argc, char** argv) try {
     int64_t batches = 0;
     for (const berth::Batch& cpu_batch : loader) {
       const berth::Batch batch = berth::place_batch(cpu_batch, device);
-      auto output = model->forward(batch.at("input_ids"), batch.at("attention_mask"), batch.at("token_type_ids"),
-                                   batch.at("labels"));
+      auto output = model->forward(batch.at("input_ids"), batch.at("attention_mask"),
+                                   batch.at("token_type_ids"), batch.at("labels"));
       output.loss.backward();
       optimizer.step();
       optimizer.zero_grad_to_none();
       loss_sum += output.loss.item<double>();
       ++batches;
     }
-    std::cout << "epoch " << epoch + 1 << "/" << flags.epochs << ": mean loss " << loss_sum / batches << " over "
-              << batches << " batches on " << berth::device_name(device) << "\n";
+    std::cout << "epoch " << epoch + 1 << "/" << flags.epochs << ": mean loss " << loss_sum / batches
+              << " over " << batches << " batches on " << berth::device_name(device) << "\n";
   }
   return 0;
 } catch (const berth::Error& e) {

@@ -36,7 +36,8 @@ at::Tensor label_tensor(const TextDataset& dataset) {
 
 }  // namespace
 
-TokenizedDataset encode_text_dataset(const TextDataset& dataset, const tokenizer::WordPieceTokenizer& tokenizer,
+TokenizedDataset encode_text_dataset(const TextDataset& dataset,
+                                     const tokenizer::WordPieceTokenizer& tokenizer,
                                      const EncodeTextOptions& options) {
   tokenizer::WordPieceTokenizer truncating = tokenizer;
   tokenizer::TruncationOptions truncation;

@@ -49,7 +49,8 @@ double seconds_since(Clock::time_point start) {
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), "cannot read ", path, ": the checkpoint is incomplete. Fix: resume from another "
+  BERTH_CHECK(in.good(), "cannot read ", path,
+              ": the checkpoint is incomplete. Fix: resume from another "
               "checkpoint (or \"latest\"), or start without --resume_from_checkpoint");
   std::ostringstream text;
   text << in.rdbuf();
@@ -88,9 +89,11 @@ Trainer::Trainer(TrainerOptions options)
       gradient_sync_(std::move(options.gradient_sync)),
       console_(options.console) {
   args_.validate();
-  BERTH_CHECK(model_init_ || options.model, "Trainer: needs a model or a model_init, got neither. Fix: set "
+  BERTH_CHECK(model_init_ || options.model,
+              "Trainer: needs a model or a model_init, got neither. Fix: set "
               "TrainerOptions::model_init (a function returning a fresh model) or TrainerOptions::model");
-  BERTH_CHECK(!(model_init_ && options.model), "Trainer: got both a model and a model_init; the model would be "
+  BERTH_CHECK(!(model_init_ && options.model),
+              "Trainer: got both a model and a model_init; the model would be "
               "replaced by model_init's at every train(). Fix: pass only one of them");
   if (!gradient_sync_) gradient_sync_ = std::make_shared<LocalGradientSync>();
   callbacks_.add_callback(std::make_shared<DefaultFlowCallback>());
@@ -116,7 +119,9 @@ std::ostream& Trainer::console() const { return console_ ? *console_ : std::cout
 
 bool Trainer::is_main_process() const { return gradient_sync_->rank() == 0; }
 
-void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) { callbacks_.add_callback(std::move(callback)); }
+void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) {
+  callbacks_.add_callback(std::move(callback));
+}
 
 void Trainer::set_checkpoint_hook_for_testing(std::function<void(const std::string&)> hook) {
   checkpoint_hook_ = std::move(hook);
@@ -126,7 +131,8 @@ BertForSequenceClassification Trainer::build_model(const Trial* trial) {
   // HF seeds before model_init, so the same seed gives the same initial weights on every run and trial.
   torch::manual_seed(static_cast<uint64_t>(args_.seed));
   BertForSequenceClassification model = model_init_(trial);
-  BERTH_CHECK(model, "Trainer: model_init returned an empty model handle. Fix: return a constructed "
+  BERTH_CHECK(model,
+              "Trainer: model_init returned an empty model handle. Fix: return a constructed "
               "BertForSequenceClassification (e.g. BertForSequenceClassification(config))");
   model_ = model;
   place_model();
@@ -166,7 +172,8 @@ void Trainer::log(LogEntry entry) {
 }
 
 void Trainer::check_device_holds_data(const char* what) const {
-  BERTH_CHECK(device_.type() != c10::kMeta, what, ": the run's device is 'meta', which holds no data, so nothing "
+  BERTH_CHECK(device_.type() != c10::kMeta, what,
+              ": the run's device is 'meta', which holds no data, so nothing "
               "can be computed on it. Fix: --device cpu, cuda or auto");
 }
 
@@ -175,15 +182,18 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   BERTH_CHECK(train_dataset_ && train_dataset_->size() > 0,
               "Trainer::train: no training data (the train dataset is missing or empty). Fix: pass "
               "TrainerOptions::train_dataset with at least one example");
-  std::optional<std::string> resume = resume_from_checkpoint ? resume_from_checkpoint : args_.resume_from_checkpoint;
+  std::optional<std::string> resume =
+      resume_from_checkpoint ? resume_from_checkpoint : args_.resume_from_checkpoint;
   if (resume && resume->empty()) resume.reset();
 
   // The output directory: refuse to mix a new run into an old one's checkpoints (HF's overwrite_output_dir).
   if (!resume && is_main_process() && !args_.overwrite_output_dir && fs::exists(run_dir_)) {
     const auto existing = list_checkpoints(run_dir_);
-    BERTH_CHECK(existing.empty(), "output directory ", run_dir_, " already holds ", existing.size(),
-                " checkpoint(s) (the latest is ", existing.back().second, "). Fix: --resume_from_checkpoint latest "
-                "to continue that run, --overwrite_output_dir to train again over it, or another --output_dir");
+    BERTH_CHECK(
+        existing.empty(), "output directory ", run_dir_, " already holds ", existing.size(),
+        " checkpoint(s) (the latest is ", existing.back().second,
+        "). Fix: --resume_from_checkpoint latest "
+        "to continue that run, --overwrite_output_dir to train again over it, or another --output_dir");
   }
   if (is_main_process()) {
     fs::create_directories(run_dir_);
@@ -204,8 +214,11 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   loader_options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
   if (tokenizer_) loader_options.pad_token_id = tokenizer_->token_id(tokenizer_->special_tokens().pad);
   data::DataLoader loader(*train_dataset_, loader_options);
-  BERTH_CHECK(loader.size() > 0, "Trainer::train: ", train_dataset_->size(), " training examples make no "
-              "batch of ", args_.per_device_train_batch_size, " with dataloader_drop_last. Fix: a smaller "
+  BERTH_CHECK(loader.size() > 0, "Trainer::train: ", train_dataset_->size(),
+              " training examples make no "
+              "batch of ",
+              args_.per_device_train_batch_size,
+              " with dataloader_drop_last. Fix: a smaller "
               "--per_device_train_batch_size, or --dataloader_drop_last false");
 
   // HF's step arithmetic: optimizer steps per epoch, then max_steps from epochs (or epochs from max_steps).
@@ -218,7 +231,8 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
     max_steps = args_.max_steps;
     num_epochs = max_steps / steps_per_epoch + (max_steps % steps_per_epoch > 0 ? 1 : 0);
   } else {
-    max_steps = static_cast<int64_t>(std::ceil(args_.num_train_epochs * static_cast<double>(steps_per_epoch)));
+    max_steps =
+        static_cast<int64_t>(std::ceil(args_.num_train_epochs * static_cast<double>(steps_per_epoch)));
     num_epochs = static_cast<int64_t>(std::ceil(args_.num_train_epochs));
   }
 
@@ -235,6 +249,7 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   state_.is_hyper_param_search = trial != nullptr;
   control_ = TrainerControl();
   last_confusion_.clear();
+  last_saved_step_ = -1;
 
   std::optional<RngState> resumed_rng;
   if (resume) {
@@ -274,7 +289,8 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
            << "  Gradient Accumulation steps = " << accumulation << "\n"
            << "  Total optimization steps = " << max_steps << "\n"
            << "  Number of trainable parameters = " << trainable << "\n"
-           << "  Device = " << device_name(device_) << ", threads = " << runtime::thread_state().intra_op_threads;
+           << "  Device = " << device_name(device_)
+           << ", threads = " << runtime::thread_state().intra_op_threads;
     if (resume) banner << "\n  Resumed at step " << state_.global_step << " (epoch " << epochs_trained << ")";
     progress_->message(banner.str());
   }
@@ -333,8 +349,8 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
       optimizer_->set_lr(scheduler_->lr());
       optimizer_->zero_grad_to_none();
       ++state_.global_step;
-      state_.epoch = static_cast<double>(epoch) + static_cast<double>(batch_index + 1) /
-                                                      static_cast<double>(batches_per_epoch);
+      state_.epoch = static_cast<double>(epoch) +
+                     static_cast<double>(batch_index + 1) / static_cast<double>(batches_per_epoch);
       total_loss += step_loss;
       loss_since_log += step_loss;
       step_loss = 0;
@@ -355,8 +371,8 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   if (args_.load_best_model_at_end && state_.best_model_checkpoint &&
       fs::exists(*state_.best_model_checkpoint + "/model.safetensors")) {
     if (is_main_process())
-      progress_->message("Loading best model from " + *state_.best_model_checkpoint + " (score: " +
-                         format_number(state_.best_metric.value_or(0)) + ").");
+      progress_->message("Loading best model from " + *state_.best_model_checkpoint +
+                         " (score: " + format_number(state_.best_metric.value_or(0)) + ").");
     load_model_weights(*state_.best_model_checkpoint);
   }
 
@@ -365,8 +381,9 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   const int64_t steps_done = state_.global_step - start_step;
   output.training_loss = steps_done > 0 ? total_loss / static_cast<double>(steps_done) : 0.0;
   const int64_t total_batch = args_.per_device_train_batch_size * accumulation * gradient_sync_->world_size();
-  const double num_samples = args_.max_steps > 0 ? static_cast<double>(max_steps * total_batch)
-                                                 : static_cast<double>(train_dataset_->size()) * args_.num_train_epochs;
+  const double num_samples = args_.max_steps > 0
+                                 ? static_cast<double>(max_steps * total_batch)
+                                 : static_cast<double>(train_dataset_->size()) * args_.num_train_epochs;
   output.metrics["train_runtime"] = runtime;
   output.metrics["train_samples_per_second"] = runtime > 0 ? num_samples / runtime : 0.0;
   output.metrics["train_steps_per_second"] = runtime > 0 ? static_cast<double>(max_steps) / runtime : 0.0;
@@ -381,7 +398,8 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
     save_model(run_dir_);
     state_.save(run_dir_ + "/trainer_state.json");
     // The best checkpoint is kept by rotation; the others beyond save_total_limit go.
-    if (args_.save_total_limit) rotate_checkpoints(run_dir_, *args_.save_total_limit, state_.best_model_checkpoint);
+    if (args_.save_total_limit)
+      rotate_checkpoints(run_dir_, *args_.save_total_limit, state_.best_model_checkpoint);
   }
   return output;
 }
@@ -406,11 +424,13 @@ void Trainer::maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logg
       if (it == metrics.end()) {
         std::string available;
         for (const auto& [name, value] : metrics) available += (available.empty() ? "" : ", ") + name;
-        BERTH_FAIL("metric_for_best_model '", *args_.resolved_metric_for_best_model(), "' is not among the evaluation's ",
-                   "metrics (looked for '", key, "'; found ", available, "). Fix: pick one of those");
+        BERTH_FAIL("metric_for_best_model '", *args_.resolved_metric_for_best_model(),
+                   "' is not among the evaluation's ", "metrics (looked for '", key, "'; found ", available,
+                   "). Fix: pick one of those");
       }
       const bool greater = args_.metric_greater_is_better();
-      if (!state_.best_metric || (greater ? it->second > *state_.best_metric : it->second < *state_.best_metric)) {
+      if (!state_.best_metric ||
+          (greater ? it->second > *state_.best_metric : it->second < *state_.best_metric)) {
         state_.best_metric = it->second;
         state_.best_global_step = state_.global_step;
         new_best = true;
@@ -419,9 +439,18 @@ void Trainer::maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logg
     model_->train();
   }
   if (args_.save_strategy == "best" && new_best) control_.should_save = true;
+  // HF asks twice for the last step's save with save_strategy=epoch (at max_steps and at the epoch's end):
+  // one checkpoint per step is enough.
+  if (control_.should_save && last_saved_step_ == state_.global_step) {
+    control_.should_save = false;
+    if (new_best)
+      state_.best_model_checkpoint = (fs::path(run_dir_) / checkpoint_dir_name(state_.global_step)).string();
+  }
   if (control_.should_save) {
-    if (new_best) state_.best_model_checkpoint = run_dir_ + "/checkpoint-" + std::to_string(state_.global_step);
+    if (new_best)
+      state_.best_model_checkpoint = (fs::path(run_dir_) / checkpoint_dir_name(state_.global_step)).string();
     save_checkpoint(trial);
+    last_saved_step_ = state_.global_step;
     callbacks_.on_save(args_, state_, control_);
   }
 }
@@ -430,7 +459,7 @@ std::string Trainer::save_checkpoint(const Trial*) {
   std::string path;
   if (is_main_process()) {
     path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
-      save_pretrained(*model_, dir);
+      save_pretrained(model_, dir);
       if (tokenizer_) save_tokenizer(*tokenizer_, dir);
       optim::save_optimizer_state(*optimizer_, dir + "/optimizer.safetensors");
       write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
@@ -446,13 +475,14 @@ std::string Trainer::save_checkpoint(const Trial*) {
 
 void Trainer::load_model_weights(const std::string& dir) {
   const std::string path = dir + "/model.safetensors";
-  std::map<std::string, at::Tensor> tensors = load_safetensors(path);
+  std::map<std::string, at::Tensor> tensors = io::load_safetensors(path);
   torch::NoGradGuard no_grad;
   for (auto& item : model_->named_parameters()) {
     auto it = tensors.find(item.key());
-    BERTH_CHECK(it != tensors.end(), path, " lacks the model's tensor ", item.key(),
-                ": it was saved from a different model. Fix: resume with the model_init (or --model/--model-preset) "
-                "that wrote this checkpoint");
+    BERTH_CHECK(
+        it != tensors.end(), path, " lacks the model's tensor ", item.key(),
+        ": it was saved from a different model. Fix: resume with the model_init (or --model/--model-preset) "
+        "that wrote this checkpoint");
     BERTH_CHECK(it->second.sizes() == item.value().sizes(), path, ": tensor ", item.key(), " has shape ",
                 it->second.sizes(), " but the model's is ", item.value().sizes(),
                 ". Fix: resume with the model configuration that wrote this checkpoint");
@@ -465,7 +495,8 @@ void Trainer::resume_from(const std::string& checkpoint) {
   // The state is read onto the CPU and then follows its parameters, wherever those are: the resume bug of
   // optimizer state left on another device cannot happen.
   optim::load_optimizer_state(*optimizer_, checkpoint + "/optimizer.safetensors", c10::kCPU);
-  const auto report = place_optimizer_state(*optimizer_, parse_placement_policy(args_.placement), model_.get());
+  const auto report =
+      place_optimizer_state(*optimizer_, parse_placement_policy(args_.placement), model_.get());
   if (is_main_process() && report.moved_tensors > 0) console() << report.summary() << "\n";
   scheduler_->load_state_json(read_text_file(checkpoint + "/scheduler.json"));
   optimizer_->set_lr(scheduler_->lr());
@@ -481,9 +512,11 @@ void Trainer::resume_from(const std::string& checkpoint) {
   state_.stateful_callbacks_json = saved.stateful_callbacks_json;
 }
 
-std::map<std::string, double> Trainer::evaluate(const data::TokenizedDataset* dataset, const std::string& prefix) {
+std::map<std::string, double> Trainer::evaluate(const data::TokenizedDataset* dataset,
+                                                const std::string& prefix) {
   const data::TokenizedDataset* data = dataset ? dataset : eval_dataset_.get();
-  BERTH_CHECK(data, "Trainer::evaluate: no dataset to evaluate on. Fix: pass TrainerOptions::eval_dataset (--eval "
+  BERTH_CHECK(data,
+              "Trainer::evaluate: no dataset to evaluate on. Fix: pass TrainerOptions::eval_dataset (--eval "
               "FILE) or a dataset to evaluate()");
   PredictionOutput output = predict(*data, prefix);
   if (!output.confusion.empty()) last_confusion_ = output.confusion;
@@ -513,9 +546,10 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   const bool labeled = dataset.labels().defined();
   for (const Batch& cpu_batch : loader) {
     const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
-    const auto out = model_->forward(batch.at("input_ids"), batch.at("attention_mask"),
-                                     batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(),
-                                     labeled ? batch.at("labels") : at::Tensor());
+    const auto out =
+        model_->forward(batch.at("input_ids"), batch.at("attention_mask"),
+                        batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(),
+                        labeled ? batch.at("labels") : at::Tensor());
     const int64_t n = batch.at("input_ids").size(0);
     if (out.loss.defined()) loss_sum += out.loss.item<double>() * static_cast<double>(n);
     rows += n;
@@ -538,7 +572,8 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
                         std::max(1.0, gradient_sync_->all_reduce_sum(static_cast<double>(rows)));
     output.metrics[prefix + "_loss"] = loss;
     if (problem == kSingleLabelClassification) {
-      for (const auto& [name, value] : classification_metrics(output.logits, output.label_ids, &output.confusion))
+      for (const auto& [name, value] :
+           classification_metrics(output.logits, output.label_ids, &output.confusion))
         output.metrics[prefix + "_" + name] = value;
     } else if (problem == kRegression) {
       for (const auto& [name, value] : regression_metrics(output.logits, output.label_ids))
@@ -559,7 +594,7 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
 void Trainer::save_model(const std::string& dir) {
   const std::string target = dir.empty() ? run_dir_ : dir;
   if (!is_main_process()) return;
-  save_pretrained(*model_, target);
+  save_pretrained(model_, target);
   if (tokenizer_) save_tokenizer(*tokenizer_, target);
   args_.save(target + "/training_args.json");
 }
@@ -610,16 +645,18 @@ void Trainer::write_report(const std::map<std::string, double>& metrics,
 
 BestRun Trainer::hyperparameter_search(const SearchSpace& space, size_t n_trials, Direction direction,
                                        SearchMethod method, const std::string& objective_metric) {
-  BERTH_CHECK(model_init_, "hyperparameter_search needs a model_init: every trial starts from a fresh model. "
+  BERTH_CHECK(model_init_,
+              "hyperparameter_search needs a model_init: every trial starts from a fresh model. "
               "Fix: construct the Trainer with TrainerOptions::model_init instead of a model");
-  BERTH_CHECK(eval_dataset_, "hyperparameter_search needs an eval dataset: trials are compared on an eval "
+  BERTH_CHECK(eval_dataset_,
+              "hyperparameter_search needs an eval dataset: trials are compared on an eval "
               "metric. Fix: pass TrainerOptions::eval_dataset (--eval FILE)");
   const TrainingArguments base = args_;
   const std::string base_dir = args_.output_dir;
-  const std::string objective_key = !objective_metric.empty()
-                                        ? (objective_metric.rfind("eval_", 0) == 0 ? objective_metric
-                                                                                   : "eval_" + objective_metric)
-                                        : (base.resolved_metric_for_best_model() ? base.best_metric_key() : "eval_loss");
+  const std::string objective_key =
+      !objective_metric.empty()
+          ? (objective_metric.rfind("eval_", 0) == 0 ? objective_metric : "eval_" + objective_metric)
+          : (base.resolved_metric_for_best_model() ? base.best_metric_key() : "eval_loss");
   const auto trials = sample_trials(space, method, n_trials, static_cast<uint64_t>(base.seed));
   std::string lines;
   std::optional<BestRun> best;
@@ -636,21 +673,23 @@ BestRun Trainer::hyperparameter_search(const SearchSpace& space, size_t n_trials
     train(std::nullopt, &trial);
     const auto metrics = evaluate();
     auto it = metrics.find(objective_key);
-    BERTH_CHECK(it != metrics.end(), "hyperparameter_search: the objective '", objective_key,
-                "' is not an evaluation metric. Fix: pass one of the eval_ metrics (e.g. eval_loss, eval_accuracy)");
+    BERTH_CHECK(
+        it != metrics.end(), "hyperparameter_search: the objective '", objective_key,
+        "' is not an evaluation metric. Fix: pass one of the eval_ metrics (e.g. eval_loss, eval_accuracy)");
     nlohmann::json line = {{"trial", i}, {"objective", it->second}, {"run_dir", run_dir_}};
     for (const auto& [name, value] : trial.params) line["params"][name] = value;
     for (const auto& [name, value] : metrics) line["metrics"][name] = value;
     lines += line.dump() + "\n";
     if (is_main_process()) write_file_atomically(base_dir + "/hp_search.jsonl", lines);
     const bool better = !best || (direction == Direction::Maximize ? it->second > best->objective
-                                                                    : it->second < best->objective);
+                                                                   : it->second < best->objective);
     if (better) {
       best = BestRun{i, it->second, trial.params, metrics};
       best_args = args_;
     }
   }
-  BERTH_CHECK(best, "hyperparameter_search: the search space gave no trial. Fix: n_trials >= 1 and at least one "
+  BERTH_CHECK(best,
+              "hyperparameter_search: the search space gave no trial. Fix: n_trials >= 1 and at least one "
               "dimension");
   if (is_main_process()) best_args->save(base_dir + "/best_trial_args.json");
   args_ = base;

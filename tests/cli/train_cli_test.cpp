@@ -22,14 +22,16 @@ const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
 
 // Ham and spam sentences from words the tiny model's vocabulary knows (letters at worst).
 void write_split(const std::string& path, int rows, int offset) {
-  const std::vector<std::string> spam = {"free prize click here now", "win cash offer", "cheap loans click now"};
+  const std::vector<std::string> spam = {"free prize click here now", "win cash offer",
+                                         "cheap loans click now"};
   const std::vector<std::string> ham = {"meeting tomorrow review report", "the build is green team",
                                         "please review the attached report"};
   std::ofstream out(path);
   for (int i = 0; i < rows; ++i) {
     const bool is_spam = (i + offset) % 2 == 0;
     const auto& pool = is_spam ? spam : ham;
-    out << nlohmann::json{{"text", pool[(i + offset) % pool.size()]}, {"label", is_spam ? "spam" : "ham"}}.dump()
+    out << nlohmann::json{{"text", pool[(i + offset) % pool.size()]}, {"label", is_spam ? "spam" : "ham"}}
+               .dump()
         << "\n";
   }
 }
@@ -50,15 +52,16 @@ class TrainCli : public ::testing::Test {
 
 TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
   const std::string out = dir.file("run");
-  const auto result = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
-                              " --max_steps 6 --logging-steps 2 --save_strategy steps --save-steps 3 "
-                              "--eval_strategy steps --eval_steps 3 --max_length 32 --learning_rate 1e-3 --seed 3");
+  const auto result =
+      run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+              " --max_steps 6 --logging-steps 2 --save_strategy steps --save-steps 3 "
+              "--eval_strategy steps --eval_steps 3 --max_length 32 --learning_rate 1e-3 --seed 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_FALSE(contains(result.output, "\r")) << "not a terminal: plain lines only";
   expect_contains(result.output, {"test_accuracy", "test confusion matrix", "report.html"});
-  for (const char* file : {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json", "report.html",
-                           "log.jsonl", "training_args.json", "trainer_state.json", "train_results.json",
-                           "eval_results.json", "test_results.json", "all_results.json",
+  for (const char* file : {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json",
+                           "report.html", "log.jsonl", "training_args.json", "trainer_state.json",
+                           "train_results.json", "eval_results.json", "test_results.json", "all_results.json",
                            "checkpoint-3/model.safetensors", "checkpoint-6/optimizer.safetensors"})
     EXPECT_TRUE(fs::exists(out + "/" + file)) << file;
   std::ifstream test_results(out + "/test_results.json");
@@ -74,16 +77,18 @@ TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
   expect_contains(evaluated.output, {"eval_accuracy", "confusion matrix"});
 
   // Resume: the run continues from its latest checkpoint to a longer max_steps.
-  const auto resumed = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
-                               " --max_steps 8 --max_length 32 --resume_from_checkpoint latest --save_strategy no");
+  const auto resumed =
+      run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+              " --max_steps 8 --max_length 32 --resume_from_checkpoint latest --save_strategy no");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   expect_contains(resumed.output, {"Resumed at step 6"});
 }
 
 TEST_F(TrainCli, TrainsAPresetFromScratch) {
   const auto result =
-      run_cli("train --model-preset bert-tiny --tokenizer " + kTinyModel + " --config-overrides max_position_embeddings=64" +
-              data_flags() + " --output-dir " + dir.file("scratch") + " --max-steps 2 --save-strategy no --max-length 32");
+      run_cli("train --model-preset bert-tiny --tokenizer " + kTinyModel +
+              " --config-overrides max_position_embeddings=64" + data_flags() + " --output-dir " +
+              dir.file("scratch") + " --max-steps 2 --save-strategy no --max-length 32");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::ifstream config(dir.file("scratch/config.json"));
   const auto json = nlohmann::json::parse(config);
@@ -98,7 +103,8 @@ TEST_F(TrainCli, BadInputNamesTheFlagAndTheFix) {
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output, {"learning_rate", "-1"});
 
-  result = run_cli("train --model " + kTinyModel + " --model-preset bert-tiny" + data_flags() + " --output-dir x");
+  result =
+      run_cli("train --model " + kTinyModel + " --model-preset bert-tiny" + data_flags() + " --output-dir x");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output, {"exactly one of --model DIR", "--model-preset"});
 

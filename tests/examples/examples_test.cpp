@@ -25,11 +25,12 @@ TEST(Examples, PlainLoopTrainsThreeEpochs) {
   std::ofstream out(dir.file("train.jsonl"));
   for (int i = 0; i < 20; ++i)
     out << nlohmann::json{{"text", i % 2 ? "free prize click now" : "meeting report review"},
-                          {"label", i % 2 ? "spam" : "ham"}}.dump()
+                          {"label", i % 2 ? "spam" : "ham"}}
+               .dump()
         << "\n";
   out.close();
-  const auto result =
-      run_example("plain_loop --model " + kTinyModel + " --train " + dir.file("train.jsonl") + " --max-length 32");
+  const auto result = run_example("plain_loop --model " + kTinyModel + " --train " + dir.file("train.jsonl") +
+                                  " --max-length 32");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_contains(result.output, {"epoch 1/3: mean loss", "epoch 3/3: mean loss", "over 3 batches on cpu"});
 }
@@ -38,8 +39,9 @@ TEST(Examples, ModelInitIsPlacedOrReported) {
   const auto result = run_example("model_init --model " + kTinyModel);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   // CPU-only here: the run is on meta, model_init builds on cpu.
-  expect_contains(result.output, {"== placement=move", "placement: moved", "the model is now on meta",
-                                  "== placement=strict", "PlacementError", "bert.embeddings.word_embeddings.weight"});
+  expect_contains(result.output,
+                  {"== placement=move", "placement: moved", "the model is now on meta", "== placement=strict",
+                   "PlacementError", "bert.embeddings.word_embeddings.weight"});
 }
 #endif
 

@@ -50,6 +50,26 @@ print("gpu: predict on cuda:0 matches cpu")
 PY
 "$berth" doctor --json --device cuda:0 --model $golden/tiny_bert_classifier |
   "$py" -c 'import json,sys; g=json.load(sys.stdin)["model"]["groups"]; assert [x["device"] for x in g]==["cuda:0"], g'
+# The Trainer on the GPU: a checkpoint written on the CPU resumes on cuda:0 (its optimizer state is read onto the
+# CPU and follows its parameters to the GPU), and model_init's model built elsewhere is placed on the run's GPU.
+work=$(mktemp -d)
+"$py" - "$work" <<'PY'
+import json, sys
+with open(sys.argv[1] + "/train.jsonl", "w") as f:
+    for i in range(32):
+        spam = i % 2 == 0
+        f.write(json.dumps({"text": "free prize click now" if spam else "meeting report review", "label": "spam" if spam else "ham"}) + "\n")
+PY
+"$berth" train --model $golden/tiny_bert_classifier --train "$work/train.jsonl" --output-dir "$work/run" \
+  --device cpu --max_steps 2 --save_steps 2 --max_length 32 >/dev/null
+"$berth" train --model $golden/tiny_bert_classifier --train "$work/train.jsonl" --output-dir "$work/run" \
+  --device cuda:0 --max_steps 4 --save_steps 2 --max_length 32 --resume_from_checkpoint latest | tee "$work/resume.out"
+grep -q "optimizer state: moved" "$work/resume.out" || { echo "gpu: optimizer state did not follow to cuda:0"; exit 1; }
+build-gpu/bin/model_init --model $golden/tiny_bert_classifier | tee "$work/model_init.out"
+grep -q "the model is now on cuda:0" "$work/model_init.out" || { echo "gpu: model_init's model not placed"; exit 1; }
+"$berth" train --model $golden/tiny_bert_classifier --train "$work/train.jsonl" --output-dir "$work/strict" \
+  --device cuda:0 --max_steps 1 --save_strategy no --max_length 32 --placement strict >/dev/null
+echo "gpu: trainer resume cpu -> cuda:0 and model_init placement ok"
 # Tests that need the npm packages (HF tokenizers goldens, SpamAssassin) run only where scripts/setup ran.
 exclude='style\.'
 [ -d "${BERTH_CACHE_DIR:-.cache}/npm/node_modules/@anush008/tokenizers" ] || exclude='style\.|Golden|SpamAssassin|TokenizerBench'

@@ -88,7 +88,9 @@ std::unique_ptr<Run> make_run(const TrainingArguments& args, double dropout = 0.
   auto run = std::make_unique<Run>();
   TrainerOptions options;
   options.args = args;
-  options.model_init = [dropout](const Trial*) { return BertForSequenceClassification(tiny_config(dropout)); };
+  options.model_init = [dropout](const Trial*) {
+    return BertForSequenceClassification(tiny_config(dropout));
+  };
   options.train_dataset = synthetic_dataset(60, 1);
   options.eval_dataset = synthetic_dataset(24, 2);
   options.callbacks = std::move(callbacks);
@@ -100,11 +102,13 @@ std::unique_ptr<Run> make_run(const TrainingArguments& args, double dropout = 0.
 
 std::map<std::string, at::Tensor> weights(const Trainer& trainer) {
   std::map<std::string, at::Tensor> out;
-  for (const auto& item : trainer.model()->named_parameters()) out[item.key()] = item.value().detach().clone();
+  for (const auto& item : trainer.model()->named_parameters())
+    out[item.key()] = item.value().detach().clone();
   return out;
 }
 
-void expect_bitwise_equal(const std::map<std::string, at::Tensor>& a, const std::map<std::string, at::Tensor>& b) {
+void expect_bitwise_equal(const std::map<std::string, at::Tensor>& a,
+                          const std::map<std::string, at::Tensor>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, tensor] : a) EXPECT_TRUE(torch::equal(tensor, b.at(name))) << name;
 }
@@ -171,8 +175,7 @@ TEST(Trainer, ModelInitOnAnotherDeviceIsPlacedOrReported) {
   Trainer moved(options);
   EXPECT_EQ(module_device(*moved.model()), c10::Device(c10::kMeta));
   berth::testing::expect_contains(console.str(), {"placement: moved", "to meta"});
-  EXPECT_TRUE(berth::testing::contains(
-      berth::testing::error_text([&] { moved.train(); }), "holds no data"));
+  EXPECT_TRUE(berth::testing::contains(berth::testing::error_text([&] { moved.train(); }), "holds no data"));
 
   options.args.placement = "strict";
   const std::string report = berth::testing::error_text<PlacementError>([&] { Trainer strict(options); });
@@ -200,12 +203,15 @@ TEST(Trainer, RotationKeepsTheBestCheckpoint) {
   ASSERT_TRUE(state.best_model_checkpoint);
   EXPECT_EQ(*state.best_model_checkpoint, dir.file("out/checkpoint-2"));
   std::vector<std::string> kept;
-  for (const auto& [step, path] : list_checkpoints(dir.file("out"))) kept.push_back(fs::path(path).filename());
-  EXPECT_EQ(kept, (std::vector<std::string>{"checkpoint-2", "checkpoint-" + std::to_string(state.global_step)}));
+  for (const auto& [step, path] : list_checkpoints(dir.file("out")))
+    kept.push_back(fs::path(path).filename());
+  EXPECT_EQ(kept,
+            (std::vector<std::string>{"checkpoint-2", "checkpoint-" + std::to_string(state.global_step)}));
   // load_best_model_at_end: the final model is checkpoint-2's.
   auto best = from_pretrained<BertForSequenceClassification>(dir.file("out/checkpoint-2")).model;
   for (const auto& item : best->named_parameters())
-    EXPECT_TRUE(torch::equal(item.value(), run->trainer->model()->named_parameters()[item.key()])) << item.key();
+    EXPECT_TRUE(torch::equal(item.value(), run->trainer->model()->named_parameters()[item.key()]))
+        << item.key();
 }
 
 TEST(Trainer, CrashDuringSaveLeavesThePreviousCheckpointLoadable) {
@@ -238,7 +244,8 @@ TEST(Trainer, FinalModelIsHfFormatWithMetricsFiles) {
   run->trainer->save_metrics("train", out.metrics);
   const auto eval = run->trainer->evaluate();
   run->trainer->save_metrics("eval", eval);
-  for (const char* key : {"eval_loss", "eval_accuracy", "eval_f1", "eval_precision", "eval_recall", "eval_f1_macro"})
+  for (const char* key :
+       {"eval_loss", "eval_accuracy", "eval_f1", "eval_precision", "eval_recall", "eval_f1_macro"})
     EXPECT_TRUE(eval.count(key)) << key;
 
   auto loaded = from_pretrained<BertForSequenceClassification>(dir.file("out"));
@@ -252,7 +259,8 @@ TEST(Trainer, FinalModelIsHfFormatWithMetricsFiles) {
 
   std::ifstream all(dir.file("out/all_results.json"));
   const auto json = nlohmann::json::parse(all);
-  for (const char* key : {"train_runtime", "train_loss", "eval_accuracy", "eval_loss"}) EXPECT_TRUE(json.contains(key)) << key;
+  for (const char* key : {"train_runtime", "train_loss", "eval_accuracy", "eval_loss"})
+    EXPECT_TRUE(json.contains(key)) << key;
   EXPECT_TRUE(fs::exists(dir.file("out/train_results.json")));
   EXPECT_TRUE(fs::exists(dir.file("out/eval_results.json")));
   EXPECT_TRUE(fs::exists(dir.file("out/training_args.json")));
@@ -284,7 +292,8 @@ TEST(Trainer, RefusesToTrainOverAnEarlierRun) {
   args.save_strategy = "epoch";
   make_run(args)->trainer->train();
   const std::string message = berth::testing::error_text([&] { make_run(args)->trainer->train(); });
-  berth::testing::expect_contains(message, {"already holds", "--resume_from_checkpoint latest", "--overwrite_output_dir"});
+  berth::testing::expect_contains(
+      message, {"already holds", "--resume_from_checkpoint latest", "--overwrite_output_dir"});
 }
 
 }  // namespace

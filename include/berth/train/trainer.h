@@ -54,7 +54,7 @@ struct PredictionOutput {
   at::Tensor probabilities;  // softmax (single-label), sigmoid (multi-label), undefined for regression
   at::Tensor predictions;    // (N,) argmax class ids (single-label); undefined otherwise
   at::Tensor label_ids;      // the dataset's labels, when it has them
-  std::map<std::string, double> metrics;  // prefixed ("test_accuracy"), when labelled
+  std::map<std::string, double> metrics;        // prefixed ("test_accuracy"), when labelled
   std::vector<std::vector<int64_t>> confusion;  // [true][predicted], single-label only
 };
 
@@ -73,7 +73,7 @@ struct BestRun {
 
 struct TrainerOptions {
   TrainingArguments args;
-  ModelInit model_init;                      // either this...
+  ModelInit model_init;                          // either this...
   BertForSequenceClassification model{nullptr};  // ...or a model (used as given, placed on the run's device)
   std::shared_ptr<const data::TokenizedDataset> train_dataset;
   std::shared_ptr<const data::TokenizedDataset> eval_dataset;
@@ -169,6 +169,7 @@ class Trainer {
   std::vector<std::vector<int64_t>> last_confusion_;
   std::function<void(const std::string&)> checkpoint_hook_;
   std::string run_dir_;  // output_dir, or output_dir/run-N during a search
+  int64_t last_saved_step_ = -1;
 };
 
 }  // namespace berth::train
