@@ -76,12 +76,19 @@ TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   expect_contains(evaluated.output, {"eval_accuracy", "confusion matrix"});
 
-  // Resume: the run continues from its latest checkpoint to a longer max_steps.
-  const auto resumed =
-      run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
-              " --max_steps 8 --max_length 32 --resume_from_checkpoint latest --save_strategy no");
+  // Resume from the first checkpoint with the same arguments: the run continues to its max_steps.
+  const std::string same_args =
+      " --max_steps 6 --logging-steps 2 --save_strategy steps --save-steps 3 "
+      "--eval_strategy steps --eval_steps 3 --max_length 32 --learning_rate 1e-3 --seed 3";
+  const auto resumed = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+                               same_args + " --resume_from_checkpoint " + out + "/checkpoint-3");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  expect_contains(resumed.output, {"Resumed at step 6"});
+  expect_contains(resumed.output, {"Resumed at step 3", "step 6/6"});
+  // Resuming under another schedule would jump the learning rate: refused, naming the difference.
+  const auto changed = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+                               " --max_steps 6 --max_length 32 --resume_from_checkpoint latest");
+  EXPECT_EQ(changed.exit_code, 2);
+  expect_contains(changed.output, {"base_lr is 0.001 in the saved state", "--learning_rate"});
 }
 
 TEST_F(TrainCli, TrainsAPresetFromScratch) {
