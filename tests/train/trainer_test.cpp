@@ -299,5 +299,32 @@ TEST(Trainer, RefusesToTrainOverAnEarlierRun) {
       message, {"already holds", "--resume_from_checkpoint latest", "--overwrite_output_dir"});
 }
 
+TEST(Trainer, HyperparameterSearchRunsEveryGridTrialAndKeepsTheBest) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("search"));
+  args.max_steps = 60;
+  args.eval_strategy = "no";
+  auto run = make_run(args, 0.0);
+  const SearchSpace space =
+      SearchSpace::from_json_text(R"({"learning_rate": [0.003, 1e-7], "weight_decay": [0.0]})");
+  const BestRun best = run->trainer->hyperparameter_search(space, 0, Direction::Minimize, SearchMethod::Grid);
+  // A learning rate of 1e-7 leaves the model where it started: the larger one must reach the lower eval loss.
+  EXPECT_EQ(best.params.at("learning_rate"), "0.003");
+  std::ifstream lines(dir.file("search/hp_search.jsonl"));
+  std::vector<nlohmann::json> trials;
+  std::string line;
+  while (std::getline(lines, line)) trials.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].at("params").at("learning_rate"), "0.003");
+  EXPECT_LT(trials[0].at("objective").get<double>(), trials[1].at("objective").get<double>());
+  EXPECT_DOUBLE_EQ(best.objective, trials[0].at("objective").get<double>());
+  EXPECT_TRUE(fs::exists(dir.file("search/run-0/model.safetensors")));
+  EXPECT_TRUE(fs::exists(dir.file("search/run-1/model.safetensors")));
+  const TrainingArguments best_args = TrainingArguments::load(dir.file("search/best_trial_args.json"));
+  EXPECT_DOUBLE_EQ(best_args.learning_rate, 0.003);
+  // The Trainer's own arguments are the base ones again.
+  EXPECT_DOUBLE_EQ(run->trainer->args().learning_rate, 1e-3);
+}
+
 }  // namespace
 }  // namespace berth::train
