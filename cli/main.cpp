@@ -12,7 +12,14 @@
 
 BERTH_PROCESS_DEFAULTS();
 
+namespace {
+std::vector<std::string> g_program_args;
+}
+
+const std::vector<std::string>& berth::cli::program_args() { return g_program_args; }
+
 int main(int argc, char** argv) {
+  g_program_args.assign(argv, argv + argc);
   CLI::App app{"berth: fine-tune BERT-family models on CPUs and GPUs, with every tensor in its right place"};
   app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
   app.require_subcommand(1);
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
       {"data", berth::cli::add_data_command(app)},
       {"train", berth::cli::add_train_command(app)},
       {"eval", berth::cli::add_eval_command(app)},
+      {"launch", berth::cli::add_launch_command(app)},
   };
 
   try {

@@ -13,11 +13,14 @@
 #include "berth/core/error.h"
 #include "berth/data/encode_text_dataset.h"
 #include "berth/device/device.h"
+#include "berth/dist/process_context.h"
+#include "berth/launch/launcher.h"
 #include "berth/model/bert_presets.h"
 #include "berth/model/pretrained.h"
 #include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/callbacks.h"
+#include "berth/train/checkpoint_dir.h"
 #include "berth/train/trainer.h"
 #include "command.h"
 #include "dataset_flags.h"
@@ -40,6 +43,7 @@ struct TrainCommandOptions {
   std::string hp_method = "random";
   std::string direction = "maximize";
   std::string hp_objective;
+  std::string nproc_per_node;
 };
 
 std::string read_file_text(const std::string& path) {
@@ -93,12 +97,33 @@ std::string confusion_table(const std::vector<std::vector<int64_t>>& confusion,
   return out.str();
 }
 
-void print_metrics(const std::string& title, const std::map<std::string, double>& metrics) {
-  std::cout << "***** " << title << " *****\n";
+void print_metrics(std::ostream& out, const std::string& title,
+                   const std::map<std::string, double>& metrics) {
+  out << "***** " << title << " *****\n";
   for (const auto& [name, value] : metrics)
-    std::cout << "  " << std::left << std::setw(28) << name << " = " << std::setprecision(4) << value << "\n";
-  std::cout << std::setprecision(6);
-  std::cout << std::right;
+    out << "  " << std::left << std::setw(28) << name << " = " << std::setprecision(4) << value << "\n";
+  out << std::setprecision(6);
+  out << std::right;
+}
+
+// Where a rank other than 0 sends what rank 0 alone prints.
+std::ostream& null_stream() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
+// After `berth launch --max-restarts` restarted the group, the run continues from its latest checkpoint
+// (torchrun's contract, which leaves that to the script).
+void resume_after_restart(train::TrainingArguments& args, std::ostream& out) {
+  const char* count = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  if (!count || std::string(count) == "0" || args.resume_from_checkpoint) return;
+  if (!std::filesystem::exists(args.output_dir) || !train::latest_checkpoint(args.output_dir)) {
+    out << "restart " << count << ": no checkpoint in " << args.output_dir
+        << " yet, training from the start\n";
+    return;
+  }
+  args.resume_from_checkpoint = "latest";
+  out << "restart " << count << ": resuming from the latest checkpoint in " << args.output_dir << "\n";
 }
 
 std::shared_ptr<data::TokenizedDataset> encode(const std::optional<data::TextDataset>& dataset,
@@ -110,7 +135,53 @@ std::shared_ptr<data::TokenizedDataset> encode(const std::optional<data::TextDat
   return std::make_shared<data::TokenizedDataset>(data::encode_text_dataset(*dataset, tokenizer, options));
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) items.push_back(item);
+  return items;
+}
+
+// `berth train --nproc-per-node N ...` or `--device cuda:0,cuda:1`: one process per device through
+// `berth launch` (the flag removed, so workers do not launch again) instead of several devices in one
+// process.
+std::optional<int> relaunch_as_workers(const TrainCommandOptions& options) {
+  const auto device_flag = options.training.values.find("device");
+  const bool device_list = device_flag != options.training.values.end() &&
+                           options.training.options.at("device")->count() > 0 &&
+                           device_flag->second.find(',') != std::string::npos;
+  if (options.nproc_per_node.empty() && !device_list) return std::nullopt;
+  BERTH_CHECK(
+      !detect_dist_env().distributed(),
+      "train: --nproc-per-node/--device with several devices starts workers, but this process already "
+      "is one (RANK/WORLD_SIZE are set by a launcher). Fix: drop --nproc-per-node and give each worker "
+      "one device");
+  std::vector<std::string> command = launch::worker_command_without_flag(program_args());
+  launch::LaunchOptions launch_options;
+  if (device_list) {
+    launch_options.devices = split_list(device_flag->second);
+    // The workers get their device from BERTH_DEVICE; the list itself must not reach them.
+    std::vector<std::string> kept;
+    for (size_t i = 0; i < command.size(); ++i) {
+      const std::string& arg = command[i];
+      if ((arg == "--device") && i + 1 < command.size()) {
+        ++i;
+        continue;
+      }
+      if (arg.rfind("--device=", 0) == 0) continue;
+      kept.push_back(arg);
+    }
+    command = kept;
+  }
+  launch_options.nproc_per_node = options.nproc_per_node.empty()
+                                      ? static_cast<int>(launch_options.devices.size())
+                                      : launch::parse_nproc(options.nproc_per_node);
+  return launch::launch(launch_options, command, std::cout, std::cerr);
+}
+
 int run_train(const TrainCommandOptions& options) {
+  if (const auto code = relaunch_as_workers(options)) return *code;
   BERTH_CHECK(
       options.model.empty() != options.model_preset.empty(),
       "train: give exactly one of --model DIR (an HF model directory to fine-tune) and --model-preset NAME "
@@ -124,6 +195,16 @@ int run_train(const TrainCommandOptions& options) {
   train::TrainingArguments args = resolve_training_arguments(options.training);
   BERTH_CHECK(!args.output_dir.empty(),
               "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
+  // Under a launcher: this rank's device is chosen and bound, and the process group joined, before anything
+  // is built; only rank 0 prints.
+  const dist::ProcessContext context = dist::init_process_context(args);
+  std::ostream& out = context.is_main() ? std::cout : null_stream();
+  if (context.env.distributed()) {
+    args.device = device_name(context.device);
+    out << "distributed: " << context.env.world_size << " ranks (" << to_string(context.env.source) << ", "
+        << context.comm->backend_name() << "), rank 0 on " << args.device << "\n";
+  }
+  resume_after_restart(args, out);
 
   const std::string tokenizer_dir = options.tokenizer.empty() ? options.model : options.tokenizer;
   BERTH_CHECK(!tokenizer_dir.empty(),
@@ -135,7 +216,7 @@ int run_train(const TrainCommandOptions& options) {
   // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does).
   LoadedDatasets data = load_datasets(options.data, std::nullopt);
   BERTH_CHECK(data.train, "train: no training data. Fix: --data spamassassin or --train FILE");
-  std::cout << "data: " << data.description << "\n";
+  out << "data: " << data.description << "\n";
 
   BertConfig preset_config;
   if (!options.model_preset.empty()) {
@@ -163,17 +244,17 @@ int run_train(const TrainCommandOptions& options) {
   trainer_options.train_dataset = encode(data.train, tokenizer, max_length);
   trainer_options.eval_dataset = encode(data.eval, tokenizer, max_length);
   auto test_dataset = encode(data.test, tokenizer, max_length);
-  std::cout << "tokenized in " << std::fixed << std::setprecision(1)
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
-            << " s (max_length " << max_length << ")\n"
-            << std::defaultfloat << std::setprecision(6);
+  out << "tokenized in " << std::fixed << std::setprecision(1)
+      << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s (max_length "
+      << max_length << ")\n"
+      << std::defaultfloat << std::setprecision(6);
 
   const std::string model_dir = options.model;
   const std::vector<std::string> labels = data.label_map.labels();
   const std::string problem_type = data::to_string(data.problem_type);
   // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
   // (strict is for models that user code places).
-  const c10::Device device = resolve_device(parse_device(args.device), query_cuda());
+  const c10::Device device = context.device;
   trainer_options.model_init = [=](const train::Trial*) {
     BertForSequenceClassification model{nullptr};
     if (model_dir.empty()) {
@@ -192,6 +273,7 @@ int run_train(const TrainCommandOptions& options) {
   };
   trainer_options.args = args;
   trainer_options.tokenizer = tokenizer;
+  trainer_options.gradient_sync = context.gradient_sync;
   if (options.early_stopping_patience > 0)
     trainer_options.callbacks.push_back(std::make_shared<train::EarlyStoppingCallback>(
         options.early_stopping_patience, options.early_stopping_threshold));
@@ -203,10 +285,11 @@ int run_train(const TrainCommandOptions& options) {
         space, options.n_trials, train::parse_direction(options.direction),
         options.hp_method == "grid" ? train::SearchMethod::Grid : train::SearchMethod::Random,
         options.hp_objective);
-    std::cout << "best trial: run-" << best.trial << " objective " << best.objective << " with";
-    for (const auto& [name, value] : best.params) std::cout << " --" << name << " " << value;
-    std::cout << "\n  (" << args.output_dir << "/hp_search.jsonl, " << args.output_dir
-              << "/best_trial_args.json)\n";
+    out << "best trial: run-" << best.trial << " objective " << best.objective << " with";
+    for (const auto& [name, value] : best.params) out << " --" << name << " " << value;
+    out << "\n  (" << args.output_dir << "/hp_search.jsonl, " << args.output_dir
+        << "/best_trial_args.json)\n";
+    context.comm->barrier("the end of the search");  // rank 0 hosts the rendezvous store: it leaves last
     return 0;
   }
 
@@ -217,20 +300,21 @@ int run_train(const TrainCommandOptions& options) {
   if (trainer_options.eval_dataset || data.eval) {
     const auto metrics = trainer.evaluate();
     trainer.save_metrics("eval", metrics);
-    print_metrics("eval metrics", metrics);
+    print_metrics(out, "eval metrics", metrics);
     final_metrics.insert(metrics.begin(), metrics.end());
   }
   if (test_dataset) {
     const auto prediction = trainer.predict(*test_dataset, "test");
     trainer.save_metrics("test", prediction.metrics);
-    print_metrics("test metrics", prediction.metrics);
+    print_metrics(out, "test metrics", prediction.metrics);
     final_metrics.insert(prediction.metrics.begin(), prediction.metrics.end());
     confusion = prediction.confusion;
-    if (!confusion.empty()) std::cout << "test confusion matrix:\n" << confusion_table(confusion, labels);
+    if (!confusion.empty()) out << "test confusion matrix:\n" << confusion_table(confusion, labels);
   }
   trainer.write_report(final_metrics, confusion);
-  std::cout << "model, tokenizer and results: " << args.output_dir << " (report: " << args.output_dir
-            << "/report.html; try `berth predict --model " << args.output_dir << " --input FILE.jsonl`)\n";
+  out << "model, tokenizer and results: " << args.output_dir << " (report: " << args.output_dir
+      << "/report.html; try `berth predict --model " << args.output_dir << " --input FILE.jsonl`)\n";
+  context.comm->barrier("the end of training");  // rank 0 hosts the rendezvous store: it leaves last
   return 0;
 }
 
@@ -281,7 +365,8 @@ int run_eval(const EvalCommandOptions& options) {
   encode_options.max_length = max_length;
   const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encode_options);
   const auto prediction = trainer.predict(dataset, "eval");
-  print_metrics("eval metrics (" + std::to_string(dataset.size()) + " examples)", prediction.metrics);
+  print_metrics(std::cout, "eval metrics (" + std::to_string(dataset.size()) + " examples)",
+                prediction.metrics);
   if (!prediction.confusion.empty())
     std::cout << "confusion matrix:\n" << confusion_table(prediction.confusion, model_labels);
   if (!options.output.empty()) {
@@ -327,6 +412,10 @@ CommandAction add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--hp-objective", options->hp_objective,
                   "Eval metric to optimise (default: metric_for_best_model, else eval_loss)");
+  cmd->add_option(
+      "--nproc-per-node,--nproc_per_node", options->nproc_per_node,
+      "Train with N processes on this machine (DDP), as `berth launch --nproc-per-node N -- berth "
+      "train ...`; auto = one per visible GPU. --device cuda:0,cuda:1 also starts one per device");
   return [options] { return run_train(*options); };
 }
 

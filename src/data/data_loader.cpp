@@ -180,11 +180,26 @@ class DataLoader::Epoch {
   std::thread thread_;  // last: started after everything it reads exists
 };
 
+namespace {
+
+DistributedSamplerOptions sampler_options(const TokenizedDataset& dataset, const DataLoaderOptions& options) {
+  DistributedSamplerOptions sampler{options.rank, options.world_size, options.seed, options.shuffle,
+                                    options.drop_last};
+  if (options.group_by_length && options.shuffle) {
+    sampler.lengths.reserve(dataset.size());
+    for (size_t row = 0; row < dataset.size(); ++row)
+      sampler.lengths.push_back(dataset.encoding(row).ids.size());
+    sampler.group_batch_size = options.batch_size * options.world_size;
+  }
+  return sampler;
+}
+
+}  // namespace
+
 DataLoader::DataLoader(const TokenizedDataset& dataset, DataLoaderOptions options)
     : dataset_(&dataset),
       options_(std::move(options)),
-      sampler_(dataset.size(), DistributedSamplerOptions{options_.rank, options_.world_size, options_.seed,
-                                                         options_.shuffle, options_.drop_last}) {
+      sampler_(dataset.size(), sampler_options(dataset, options_)) {
   BERTH_CHECK(options_.batch_size > 0,
               "data loader: batch_size must be at least 1, found 0. Fix: pass a "
               "positive batch size");

@@ -1,6 +1,7 @@
 // The distributed sampler: torch's padding and striding rules over a platform-independent shuffle.
 #include "berth/data/distributed_sampler.h"
 
+#include <algorithm>
 #include <numeric>
 #include <utility>
 
@@ -18,6 +19,9 @@ DistributedSampler::DistributedSampler(size_t dataset_size, DistributedSamplerOp
               " is out of range for world_size ", options_.world_size, ": ranks run from 0 to ",
               options_.world_size - 1, ". Fix: set RANK to 0..", options_.world_size - 1,
               " or raise WORLD_SIZE");
+  BERTH_CHECK(options_.lengths.empty() || options_.lengths.size() == dataset_size_,
+              "distributed sampler: group_by_length got ", options_.lengths.size(), " lengths for ",
+              dataset_size_, " rows. Fix: one length per row of the dataset");
   const size_t world = options_.world_size;
   num_samples_ = options_.drop_last ? dataset_size_ / world : (dataset_size_ + world - 1) / world;
 }
@@ -28,6 +32,7 @@ std::vector<size_t> DistributedSampler::global_order() const {
   if (options_.shuffle) {
     SplitMix64 rng(options_.seed + epoch_);  // torch seeds its generator with seed + epoch the same way
     shuffle(order, rng);
+    if (!options_.lengths.empty()) group_by_length(order);
   }
   const size_t total = num_samples_ * options_.world_size;
   if (order.size() > total) {
@@ -40,6 +45,21 @@ std::vector<size_t> DistributedSampler::global_order() const {
     }
   }
   return order;
+}
+
+void DistributedSampler::group_by_length(std::vector<size_t>& order) const {
+  const std::vector<size_t>& lengths = options_.lengths;
+  const size_t batch = std::max<size_t>(options_.group_batch_size, 1);
+  const size_t mult = std::max<size_t>(std::min<size_t>(order.size() / (batch * 4), 50), 1);
+  const size_t mega = mult * batch;
+  size_t longest_chunk = 0;
+  for (size_t begin = 0; begin < order.size(); begin += mega) {
+    const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = order.begin() + static_cast<std::ptrdiff_t>(std::min(begin + mega, order.size()));
+    std::stable_sort(first, last, [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+    if (lengths[*first] > lengths[order[longest_chunk]]) longest_chunk = begin;
+  }
+  std::swap(order[0], order[longest_chunk]);
 }
 
 std::vector<size_t> DistributedSampler::indices() const {

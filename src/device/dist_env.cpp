@@ -211,7 +211,144 @@ bool contains(const Reading& outer, const Reading& inner) {
          outer.world_size < inner.world_size;
 }
 
+// "01-04" -> {"01", "02", "03", "04"}; "7" -> {"7"}.
+void expand_range(const std::string& list, std::string_view range, std::vector<std::string>& out) {
+  const size_t dash = range.find('-');
+  const std::string_view low = range.substr(0, dash);
+  const std::string_view high = dash == std::string_view::npos ? low : range.substr(dash + 1);
+  const std::optional<int> lo = text::parse_digits(low);
+  const std::optional<int> hi = text::parse_digits(high);
+  BERTH_CHECK(lo && hi, "Slurm host list '", list, "' has a range '", range,
+              "' that is not N or N-M with digits. Fix: set MASTER_ADDR to rank 0's host yourself.");
+  BERTH_CHECK(*lo <= *hi, "Slurm host list '", list, "' has a descending range '", range,
+              "'. Fix: set MASTER_ADDR to rank 0's host yourself.");
+  BERTH_CHECK(*hi - *lo < 100000, "Slurm host list '", list, "' has a range '", range,
+              "' of more than 100000 hosts. Fix: set MASTER_ADDR to rank 0's host yourself.");
+  for (int v = *lo; v <= *hi; ++v) {
+    std::string digits = std::to_string(v);
+    if (digits.size() < low.size()) digits.insert(0, low.size() - digits.size(), '0');
+    out.push_back(std::move(digits));
+  }
+}
+
+// One host expression without top-level commas: "node[01-02]x[1,3]" -> its hosts, leftmost bracket slowest.
+std::vector<std::string> expand_host(const std::string& list, std::string_view host) {
+  const size_t open = host.find('[');
+  const size_t stray = host.find(']');
+  if (open == std::string_view::npos) {
+    BERTH_CHECK(stray == std::string_view::npos, "Slurm host list '", list, "' has a ']' without '['. ",
+                "Fix: set MASTER_ADDR to rank 0's host yourself.");
+    return {std::string(host)};
+  }
+  const size_t close = host.find(']', open);
+  BERTH_CHECK(stray >= open && close != std::string_view::npos &&
+                  host.substr(open + 1, close - open - 1).find('[') == std::string_view::npos,
+              "Slurm host list '", list, "' has unbalanced brackets. Fix: set MASTER_ADDR to rank 0's host ",
+              "yourself.");
+  std::vector<std::string> values;
+  std::string_view inside = host.substr(open + 1, close - open - 1);
+  while (true) {
+    const size_t comma = inside.find(',');
+    expand_range(list, inside.substr(0, comma), values);
+    if (comma == std::string_view::npos) break;
+    inside.remove_prefix(comma + 1);
+  }
+  const std::vector<std::string> tails = expand_host(list, host.substr(close + 1));
+  std::vector<std::string> out;
+  for (const std::string& v : values)
+    for (const std::string& tail : tails) out.push_back(std::string(host.substr(0, open)) + v + tail);
+  return out;
+}
+
+// Fills master_addr/master_port where the launcher left them unset and its own variables can tell.
+void resolve_rendezvous(const EnvLookup& env, DistEnv& out) {
+  const bool had_addr = out.master_addr.has_value();
+  const bool had_port = out.master_port.has_value();
+  const bool one_node = out.local_world_size == out.world_size;
+  std::string addr_from = had_addr ? "MASTER_ADDR" : "";
+  std::string port_from = had_port ? "MASTER_PORT" : "";
+  if (out.source == DistSource::OpenMPI) {
+    if (!had_addr) {
+      BERTH_CHECK(one_node, "mpirun started ", out.world_size, " ranks on several nodes (",
+                  "OMPI_COMM_WORLD_LOCAL_SIZE=", out.local_world_size,
+                  ", OMPI_COMM_WORLD_SIZE=", out.world_size,
+                  ") but MASTER_ADDR is unset, so the ranks cannot find rank 0. Fix: export ",
+                  "it to every rank: mpirun -x MASTER_ADDR=<rank 0's host> -x MASTER_PORT=29500 ...");
+      out.master_addr = "127.0.0.1";
+      addr_from = "127.0.0.1 (mpirun on one node)";
+    }
+    if (!had_port) {
+      out.master_port = 29500;
+      port_from = "29500 (default)";
+    }
+  } else if (out.source == DistSource::Slurm) {
+    if (!had_addr) {
+      // The step's list first: a step may run on part of the allocation, and its rank 0 is on its first node.
+      for (const char* name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+        const std::optional<std::string> list = env(name);
+        if (!list || text::trim(*list).empty()) continue;
+        out.master_addr = expand_slurm_hostlist(std::string(text::trim(*list))).front();
+        addr_from = std::string("first host of ") + name;
+        break;
+      }
+      if (!out.master_addr) {
+        BERTH_CHECK(
+            one_node, "srun started ", out.world_size, " ranks on several nodes but neither ",
+            "MASTER_ADDR nor a node list (SLURM_STEP_NODELIST, SLURM_JOB_NODELIST) is set, so the ranks ",
+            "cannot find rank 0. Fix: export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" ",
+            "| head -n1) before srun.");
+        out.master_addr = "127.0.0.1";
+        addr_from = "127.0.0.1 (srun on one node)";
+      }
+    }
+    if (!had_port) {
+      std::optional<int> job;
+      std::string job_var;
+      for (const char* name : {"SLURM_JOB_ID", "SLURM_JOBID"}) {
+        if (const std::optional<std::string> v = env(name)) {
+          job = text::parse_integer(*v);
+          job_var = name;
+          break;
+        }
+      }
+      if (job && *job >= 0) {
+        out.master_port = slurm_master_port(*job);
+        port_from = "derived from " + job_var;
+      } else {
+        out.master_port = 29500;
+        port_from = "29500 (default)";
+      }
+    }
+  }
+  if (!addr_from.empty() || !port_from.empty())
+    out.master_from = addr_from + (addr_from.empty() || port_from.empty() ? "" : ", ") + port_from;
+}
+
 }  // namespace
+
+std::vector<std::string> expand_slurm_hostlist(const std::string& list) {
+  std::vector<std::string> hosts;
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    const char c = i < list.size() ? list[i] : ',';
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    BERTH_CHECK(depth >= 0 && (i < list.size() || depth == 0), "Slurm host list '", list,
+                "' has unbalanced brackets. Fix: set MASTER_ADDR to rank 0's host yourself.");
+    if (c != ',' || depth > 0) continue;
+    const std::string_view item = text::trim(std::string_view(list).substr(start, i - start));
+    start = i + 1;
+    BERTH_CHECK(!item.empty(), "Slurm host list '", list, "' has an empty entry. Fix: set MASTER_ADDR to ",
+                "rank 0's host yourself.");
+    for (std::string& h : expand_host(list, item)) hosts.push_back(std::move(h));
+    BERTH_CHECK(hosts.size() <= 1000000, "Slurm host list '", list,
+                "' expands to more than a million hosts. Fix: set MASTER_ADDR to rank 0's host yourself.");
+  }
+  return hosts;
+}
+
+int slurm_master_port(long long job_id) { return static_cast<int>(10000 + job_id % 20000); }
 
 std::string to_string(DistSource source) {
   switch (source) {
@@ -288,6 +425,7 @@ DistEnv detect_dist_env(const EnvLookup& env) {
                 "(e.g. 29500) or unset it.");
     out.master_port = static_cast<int>(*value);
   }
+  resolve_rendezvous(env, out);
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "berth/core/error.h"
 #include "berth/core/runtime.h"
 #include "berth/data/data_loader.h"
+#include "berth/data/distributed_sampler.h"
 #include "berth/device/device.h"
 #include "berth/io/safetensors.h"
 #include "berth/model/pretrained.h"
@@ -77,6 +80,33 @@ std::string format_number(double value) {
   return out.str();
 }
 
+// Every rank's rows of an evaluation, put back together in dataset order on every rank: (rows, logits) per
+// rank travel as bytes. logits: (R, C) float CPU -> (N, C).
+at::Tensor gather_rows(dist::Communicator& comm, const std::vector<size_t>& rows, const at::Tensor& logits,
+                       int64_t dataset_size, int64_t num_labels) {
+  if (comm.world_size() == 1) return logits;
+  const at::Tensor local = logits.contiguous();
+  std::string bytes(rows.size() * sizeof(int64_t) + static_cast<size_t>(local.numel()) * sizeof(float), '\0');
+  std::vector<int64_t> ids(rows.begin(), rows.end());
+  std::memcpy(bytes.data(), ids.data(), ids.size() * sizeof(int64_t));
+  std::memcpy(bytes.data() + ids.size() * sizeof(int64_t), local.data_ptr<float>(),
+              static_cast<size_t>(local.numel()) * sizeof(float));
+  const std::vector<std::string> parts = comm.all_gather_string(bytes, "gathering the evaluation's logits");
+  at::Tensor full = at::zeros({dataset_size, num_labels}, at::kFloat);
+  auto out = full.accessor<float, 2>();
+  const size_t row_bytes = sizeof(int64_t) + static_cast<size_t>(num_labels) * sizeof(float);
+  for (const std::string& part : parts) {
+    BERTH_BUG(part.size() % row_bytes == 0, "a rank sent ", part.size(), " bytes of evaluation rows");
+    const size_t n = part.size() / row_bytes;
+    std::vector<int64_t> part_rows(n);
+    std::memcpy(part_rows.data(), part.data(), n * sizeof(int64_t));
+    const auto* values = reinterpret_cast<const float*>(part.data() + n * sizeof(int64_t));
+    for (size_t i = 0; i < n; ++i)
+      for (int64_t c = 0; c < num_labels; ++c) out[part_rows[i]][c] = values[i * num_labels + c];
+  }
+  return full;
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainerOptions options)
@@ -118,6 +148,33 @@ Trainer::~Trainer() = default;
 std::ostream& Trainer::console() const { return console_ ? *console_ : std::cout; }
 
 bool Trainer::is_main_process() const { return gradient_sync_->rank() == 0; }
+
+dist::Communicator& Trainer::comm() const { return gradient_sync_->communicator(); }
+
+// Rank 0 does the work (files belong to one writer); every rank then learns whether it failed and throws, so
+// a refused output directory or a failed save stops the whole run at once instead of leaving the other ranks
+// waiting in their next collective. With several ranks this is also the barrier around the work.
+void Trainer::on_main_process(const std::string& what, const std::function<void()>& work) {
+  if (comm().world_size() == 1) {
+    work();
+    return;
+  }
+  std::exception_ptr failure;
+  std::string message;
+  if (is_main_process()) {
+    try {
+      work();
+    } catch (const std::exception& e) {
+      failure = std::current_exception();
+      message = e.what();
+      if (message.empty()) message = "unknown error";
+    }
+  }
+  message = comm().broadcast_string(message, 0, what);
+  if (failure) std::rethrow_exception(failure);
+  if (!message.empty())
+    BERTH_FAIL("rank 0 failed while ", what, ", so rank ", comm().rank(), " stops too: ", message);
+}
 
 void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) {
   callbacks_.add_callback(std::move(callback));
@@ -186,20 +243,36 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
       resume_from_checkpoint ? resume_from_checkpoint : args_.resume_from_checkpoint;
   if (resume && resume->empty()) resume.reset();
 
+  // Ranks that disagree on these would train different things or deadlock in mismatched collectives.
+  if (comm().world_size() > 1)
+    dist::check_agreement(comm(),
+                          {{"strategy", gradient_sync_->strategy()},
+                           {"per_device_train_batch_size", std::to_string(args_.per_device_train_batch_size)},
+                           {"gradient_accumulation_steps", std::to_string(args_.gradient_accumulation_steps)},
+                           {"seed", std::to_string(args_.seed)},
+                           {"data_seed", std::to_string(args_.resolved_data_seed())},
+                           {"learning_rate", format_number(args_.learning_rate)},
+                           {"max_steps", std::to_string(args_.max_steps)},
+                           {"num_train_epochs", format_number(args_.num_train_epochs)},
+                           {"max_grad_norm", format_number(args_.max_grad_norm)},
+                           {"training examples", std::to_string(train_dataset_->size())},
+                           {"resume_from_checkpoint", resume.value_or("")}},
+                          "the training arguments");
+
   // The output directory: refuse to mix a new run into an old one's checkpoints (HF's overwrite_output_dir).
-  if (!resume && is_main_process() && !args_.overwrite_output_dir && fs::exists(run_dir_)) {
-    const auto existing = list_checkpoints(run_dir_);
-    BERTH_CHECK(
-        existing.empty(), "output directory ", run_dir_, " already holds ", existing.size(),
-        " checkpoint(s) (the latest is ", existing.back().second,
-        "). Fix: --resume_from_checkpoint latest "
-        "to continue that run, --overwrite_output_dir to train again over it, or another --output_dir");
-  }
-  if (is_main_process()) {
+  on_main_process("preparing the output directory " + run_dir_, [&] {
+    if (!resume && !args_.overwrite_output_dir && fs::exists(run_dir_)) {
+      const auto existing = list_checkpoints(run_dir_);
+      BERTH_CHECK(
+          existing.empty(), "output directory ", run_dir_, " already holds ", existing.size(),
+          " checkpoint(s) (the latest is ", existing.back().second,
+          "). Fix: --resume_from_checkpoint latest "
+          "to continue that run, --overwrite_output_dir to train again over it, or another --output_dir");
+    }
     fs::create_directories(run_dir_);
     remove_stale_temporaries(run_dir_);
     args_.save(run_dir_ + "/training_args.json");
-  }
+  });
 
   if (model_init_) build_model(trial);  // HF: a fresh model for every run and trial
   gradient_sync_->prepare(*model_);
@@ -209,6 +282,7 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   loader_options.shuffle = true;
   loader_options.seed = static_cast<uint64_t>(args_.resolved_data_seed());
   loader_options.drop_last = args_.dataloader_drop_last;
+  loader_options.group_by_length = args_.group_by_length;
   loader_options.rank = static_cast<size_t>(gradient_sync_->rank());
   loader_options.world_size = static_cast<size_t>(gradient_sync_->world_size());
   loader_options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
@@ -357,8 +431,10 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
       callbacks_.on_step_end(args_, state_, control_);
       if (progress_) {
         const double elapsed = seconds_since(start);
-        progress_->update(state_.global_step, state_.epoch,
-                          elapsed > 0 ? static_cast<double>(samples_seen) / elapsed : 0.0);
+        progress_->update(
+            state_.global_step, state_.epoch,
+            // Over all ranks, as HF's train_samples_per_second.
+            elapsed > 0 ? static_cast<double>(samples_seen * comm().world_size()) / elapsed : 0.0);
       }
       maybe_log_save_evaluate(loss_since_log, last_logged_step, grad_norm, trial);
       if (control_.should_epoch_stop || control_.should_training_stop) break;
@@ -379,7 +455,9 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   TrainOutput output;
   output.global_step = state_.global_step;
   const int64_t steps_done = state_.global_step - start_step;
-  output.training_loss = steps_done > 0 ? total_loss / static_cast<double>(steps_done) : 0.0;
+  const double world_loss = comm().all_reduce_sum(total_loss, "averaging the training loss over ranks") /
+                            static_cast<double>(comm().world_size());
+  output.training_loss = steps_done > 0 ? world_loss / static_cast<double>(steps_done) : 0.0;
   const int64_t total_batch = args_.per_device_train_batch_size * accumulation * gradient_sync_->world_size();
   const double num_samples = args_.max_steps > 0
                                  ? static_cast<double>(max_steps * total_batch)
@@ -394,13 +472,13 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   callbacks_.on_train_end(args_, state_, control_);
   if (progress_) progress_->finish();
 
-  if (is_main_process()) {
+  on_main_process("saving the final model to " + run_dir_, [&] {
     save_model(run_dir_);
     state_.save(run_dir_ + "/trainer_state.json");
     // The best checkpoint is kept by rotation; the others beyond save_total_limit go.
     if (args_.save_total_limit)
       rotate_checkpoints(run_dir_, *args_.save_total_limit, state_.best_model_checkpoint);
-  }
+  });
   return output;
 }
 
@@ -408,7 +486,10 @@ void Trainer::maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logg
                                       const Trial* trial) {
   if (control_.should_log && state_.global_step > last_logged_step) {
     LogEntry entry;
-    entry["loss"] = loss_since_log / static_cast<double>(state_.global_step - last_logged_step);
+    // HF logs the mean over ranks: each rank saw other examples.
+    const double loss = comm().all_reduce_sum(loss_since_log, "averaging the logged loss over ranks") /
+                        static_cast<double>(comm().world_size());
+    entry["loss"] = loss / static_cast<double>(state_.global_step - last_logged_step);
     entry["grad_norm"] = grad_norm;
     entry["learning_rate"] = scheduler_->lr();
     loss_since_log = 0;
@@ -457,7 +538,7 @@ void Trainer::maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logg
 
 std::string Trainer::save_checkpoint(const Trial*) {
   std::string path;
-  if (is_main_process()) {
+  on_main_process("saving " + checkpoint_dir_name(state_.global_step), [&] {
     path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
       save_pretrained(model_, dir);
       if (tokenizer_) save_tokenizer(*tokenizer_, dir);
@@ -469,7 +550,7 @@ std::string Trainer::save_checkpoint(const Trial*) {
       if (checkpoint_hook_) checkpoint_hook_(dir);
     });
     rotate_checkpoints(run_dir_, args_.save_total_limit.value_or(0), state_.best_model_checkpoint);
-  }
+  });
   return path;
 }
 
@@ -531,33 +612,41 @@ std::map<std::string, double> Trainer::evaluate(const data::TokenizedDataset* da
 PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const std::string& prefix) {
   check_device_holds_data("Trainer::predict");
   const auto start = Clock::now();
+  // Each rank predicts its share of the rows (the sampler's, unshuffled, padded to equal counts); the
+  // shares are gathered so that every rank computes the same metrics over the whole dataset.
   data::DataLoaderOptions options;
   options.batch_size = static_cast<size_t>(args_.per_device_eval_batch_size);
   options.shuffle = false;
   options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
+  options.rank = static_cast<size_t>(comm().rank());
+  options.world_size = static_cast<size_t>(comm().world_size());
   if (tokenizer_) options.pad_token_id = tokenizer_->token_id(tokenizer_->special_tokens().pad);
+  data::DistributedSamplerOptions share;
+  share.rank = options.rank;
+  share.world_size = options.world_size;
+  share.shuffle = false;
+  const std::vector<size_t> my_rows = data::DistributedSampler(dataset.size(), share).indices();
   data::DataLoader loader(dataset, options);
   model_->eval();
   torch::NoGradGuard no_grad;
   std::vector<at::Tensor> logits;
-  double loss_sum = 0;
   int64_t rows = 0;
   int64_t batches = 0;
   const bool labeled = dataset.labels().defined();
   for (const Batch& cpu_batch : loader) {
     const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
-    const auto out =
-        model_->forward(batch.at("input_ids"), batch.at("attention_mask"),
-                        batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(),
-                        labeled ? batch.at("labels") : at::Tensor());
+    const auto out = model_->forward(
+        batch.at("input_ids"), batch.at("attention_mask"),
+        batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(), at::Tensor());
     const int64_t n = batch.at("input_ids").size(0);
-    if (out.loss.defined()) loss_sum += out.loss.item<double>() * static_cast<double>(n);
     rows += n;
     ++batches;
     logits.push_back(out.logits.detach().to(at::kCPU).to(at::kFloat));  // metrics follow on the CPU
   }
   PredictionOutput output;
-  output.logits = logits.empty() ? at::empty({0, model_->config.num_labels()}) : at::cat(logits);
+  const int64_t num_labels = model_->config.num_labels();
+  output.logits = gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
+                              static_cast<int64_t>(dataset.size()), num_labels);
   const std::string problem = model_->config.problem_type.value_or(
       model_->config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
   if (problem == kSingleLabelClassification) {
@@ -568,9 +657,9 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   }
   if (labeled) {
     output.label_ids = dataset.labels();
-    const double loss = gradient_sync_->all_reduce_sum(loss_sum) /
-                        std::max(1.0, gradient_sync_->all_reduce_sum(static_cast<double>(rows)));
-    output.metrics[prefix + "_loss"] = loss;
+    // The loss over the whole dataset from the gathered logits: the same number on every rank.
+    output.metrics[prefix + "_loss"] =
+        dataset.size() > 0 ? model_->loss(output.logits, output.label_ids).item<double>() : 0.0;
     if (problem == kSingleLabelClassification) {
       for (const auto& [name, value] :
            classification_metrics(output.logits, output.label_ids, &output.confusion))
@@ -657,7 +746,12 @@ BestRun Trainer::hyperparameter_search(const SearchSpace& space, size_t n_trials
       !objective_metric.empty()
           ? (objective_metric.rfind("eval_", 0) == 0 ? objective_metric : "eval_" + objective_metric)
           : (base.resolved_metric_for_best_model() ? base.best_metric_key() : "eval_loss");
-  const auto trials = sample_trials(space, method, n_trials, static_cast<uint64_t>(base.seed));
+  auto trials = sample_trials(space, method, n_trials, static_cast<uint64_t>(base.seed));
+  if (comm().world_size() > 1) {  // rank 0 chooses the trials; every rank runs the same ones
+    const nlohmann::json chosen = trials;
+    trials = nlohmann::json::parse(comm().broadcast_string(chosen.dump(), 0, "choosing the search's trials"))
+                 .get<decltype(trials)>();
+  }
   std::string lines;
   std::optional<BestRun> best;
   std::optional<TrainingArguments> best_args;
@@ -691,7 +785,8 @@ BestRun Trainer::hyperparameter_search(const SearchSpace& space, size_t n_trials
   BERTH_CHECK(best,
               "hyperparameter_search: the search space gave no trial. Fix: n_trials >= 1 and at least one "
               "dimension");
-  if (is_main_process()) best_args->save(base_dir + "/best_trial_args.json");
+  on_main_process("saving best_trial_args.json",
+                  [&] { best_args->save(base_dir + "/best_trial_args.json"); });
   args_ = base;
   run_dir_ = base_dir;
   return *best;

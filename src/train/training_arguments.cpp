@@ -76,10 +76,20 @@ const std::vector<Field>& fields() {
       {"seed", &Args::seed, "Seed for model initialization and everything else random"},
       {"data_seed", &Args::data_seed, "Seed for data shuffling; unset: seed"},
       {"dataloader_drop_last", &Args::dataloader_drop_last, "Drop the last incomplete training batch"},
+      {"group_by_length", &Args::group_by_length,
+       "Shuffle in megabatches sorted by length, so that training batches pad little"},
       {"resume_from_checkpoint", &Args::resume_from_checkpoint,
        "Resume from this checkpoint folder, or 'latest' for the newest in output_dir"},
       {"report_to", &Args::report_to, "Where to report logs: jsonl (output_dir/log.jsonl), all or none"},
       {"disable_tqdm", &Args::disable_tqdm, "No progress bar"},
+      {"ddp_backend", &Args::ddp_backend,
+       "Process-group backend: gloo, nccl or mpi; unset: nccl on CUDA, else gloo"},
+      {"ddp_bucket_cap_mb", &Args::ddp_bucket_cap_mb, "Size of DDP's gradient buckets in MB; unset: 25"},
+      {"ddp_find_unused_parameters", &Args::ddp_find_unused_parameters,
+       "Allow parameters that get no gradient under DDP; unset: false (they are an error naming them)"},
+      {"ddp_timeout", &Args::ddp_timeout, "Seconds a collective may take before it fails naming the ranks"},
+      {"rendezvous", &Args::rendezvous,
+       "Where ranks meet: env (MASTER_ADDR/MASTER_PORT), file://PATH or tcp://HOST:PORT"},
       {"device", &Args::device, "auto, cpu, cuda or cuda:N"},
       {"placement", &Args::placement, "move (put the model on the device) or strict (it must be there)"},
       {"threads", &Args::threads, "CPU threads for torch; 0: berth's default"},
@@ -419,11 +429,7 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "dataloader_persistent_workers",
                                                  "dataloader_pin_memory",
                                                  "dataloader_prefetch_factor",
-                                                 "ddp_backend",
                                                  "ddp_broadcast_buffers",
-                                                 "ddp_bucket_cap_mb",
-                                                 "ddp_find_unused_parameters",
-                                                 "ddp_timeout",
                                                  "debug",
                                                  "deepspeed",
                                                  "disable_tqdm_per_rank",
@@ -448,7 +454,6 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "gradient_checkpointing",
                                                  "gradient_checkpointing_kwargs",
                                                  "greater_is_better_per_metric",
-                                                 "group_by_length",
                                                  "half_precision_backend",
                                                  "hub_always_push",
                                                  "hub_model_id",
@@ -732,6 +737,16 @@ void TrainingArguments::validate() const {
               max_length, ". Fix: e.g. max_length 128");
   BERTH_CHECK(dataloader_prefetch >= 0, "training argument dataloader_prefetch must be >= 0, found ",
               dataloader_prefetch, ". Fix: e.g. dataloader_prefetch 2");
+  if (ddp_backend) check_one_of("ddp_backend", lower(*ddp_backend), {"gloo", "nccl", "mpi"});
+  if (ddp_bucket_cap_mb)
+    BERTH_CHECK(*ddp_bucket_cap_mb > 0, "training argument ddp_bucket_cap_mb must be > 0, found ",
+                *ddp_bucket_cap_mb, ". Fix: e.g. ddp_bucket_cap_mb 25, or leave it unset");
+  BERTH_CHECK(ddp_timeout > 0, "training argument ddp_timeout must be > 0 seconds, found ", ddp_timeout,
+              ". Fix: e.g. ddp_timeout 1800");
+  BERTH_CHECK(
+      rendezvous == "env" || rendezvous.rfind("file://", 0) == 0 || rendezvous.rfind("tcp://", 0) == 0,
+      "training argument rendezvous must be env, file://PATH or tcp://HOST:PORT, found '", rendezvous,
+      "'. Fix: e.g. rendezvous file:///shared/berth-rdzv (a path every rank can reach)");
 }
 
 int64_t TrainingArguments::resolved_warmup_steps(int64_t total_steps) const {

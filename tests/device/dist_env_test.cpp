@@ -33,6 +33,7 @@ std::string error_text(const Env& env) {
 // What srun exports to task `rank` of a 4-task, 2-node step (the variables this code reads).
 Env srun_task(int rank) {
   return {{"SLURM_JOB_ID", "77"},
+          {"SLURM_JOB_NODELIST", "node[01-02]"},
           {"SLURM_STEP_ID", "0"},
           {"SLURM_STEPID", "0"},
           {"SLURM_SRUN_COMM_HOST", "10.0.0.1"},
@@ -126,7 +127,8 @@ TEST(DistEnv, OpenMpi) {
   const DistEnv env = detect_dist_env(table({{"OMPI_COMM_WORLD_RANK", "3"},
                                              {"OMPI_COMM_WORLD_SIZE", "4"},
                                              {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                                             {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}));
+                                             {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                             {"MASTER_ADDR", "node0"}}));
   EXPECT_EQ(env.source, DistSource::OpenMPI);
   EXPECT_EQ(env.rank, 3);
   EXPECT_EQ(env.world_size, 4);
@@ -235,6 +237,103 @@ TEST(DistEnv, MasterPortMustBeAPort) {
                     {"MASTER_PORT='" + bad + "' is not a port", "1 to 65535", "Fix:"});
   }
   EXPECT_EQ(detect_dist_env(table({{"MASTER_PORT", "65535"}})).master_port, std::optional<int>(65535));
+}
+
+TEST(DistEnvRendezvous, OpenMpiOnOneNodeDefaultsToLoopback) {
+  const DistEnv env = detect_dist_env(table({{"OMPI_COMM_WORLD_RANK", "1"},
+                                             {"OMPI_COMM_WORLD_SIZE", "2"},
+                                             {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                             {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}));
+  EXPECT_EQ(env.master_addr, std::optional<std::string>("127.0.0.1"));
+  EXPECT_EQ(env.master_port, std::optional<int>(29500));
+  EXPECT_EQ(env.master_from, "127.0.0.1 (mpirun on one node), 29500 (default)");
+}
+
+TEST(DistEnvRendezvous, OpenMpiOnSeveralNodesNeedsMasterAddr) {
+  const Env two_nodes = {{"OMPI_COMM_WORLD_RANK", "3"},
+                         {"OMPI_COMM_WORLD_SIZE", "4"},
+                         {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}};
+  expect_contains(error_text(two_nodes),
+                  {"mpirun started 4 ranks on several nodes", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+                   "MASTER_ADDR is unset", "mpirun -x MASTER_ADDR="});
+  const DistEnv env =
+      detect_dist_env(table(merged(two_nodes, {{"MASTER_ADDR", "head"}, {"MASTER_PORT", "1234"}})));
+  EXPECT_EQ(env.master_addr, std::optional<std::string>("head"));
+  EXPECT_EQ(env.master_port, std::optional<int>(1234));
+  EXPECT_EQ(env.master_from, "MASTER_ADDR, MASTER_PORT");
+  // The port alone may be left to the default.
+  EXPECT_EQ(detect_dist_env(table(merged(two_nodes, {{"MASTER_ADDR", "head"}}))).master_port,
+            std::optional<int>(29500));
+}
+
+TEST(DistEnvRendezvous, SlurmTakesTheFirstNodeAndAJobPort) {
+  struct Case {
+    Env extra;
+    std::string addr;
+    int port;
+    std::string from;
+  };
+  const std::vector<Case> cases = {
+      {{}, "node01", 10077, "first host of SLURM_JOB_NODELIST, derived from SLURM_JOB_ID"},
+      {{{"SLURM_STEP_NODELIST", "gpu[7-8]"}}, "gpu7", 10077, "first host of SLURM_STEP_NODELIST"},
+      {{{"SLURM_JOB_ID", "123456"}}, "node01", 10000 + 123456 % 20000, "derived from SLURM_JOB_ID"},
+      {{{"MASTER_PORT", "4242"}}, "node01", 4242, "first host of SLURM_JOB_NODELIST, MASTER_PORT"},
+      {{{"MASTER_ADDR", "login1"}}, "login1", 10077, "MASTER_ADDR, derived from SLURM_JOB_ID"},
+  };
+  for (const Case& c : cases) {
+    Env env = srun_task(2);
+    for (const auto& [k, v] : c.extra) env[k] = v;
+    const DistEnv detected = detect_dist_env(table(env));
+    EXPECT_EQ(detected.master_addr, std::optional<std::string>(c.addr));
+    EXPECT_EQ(detected.master_port, std::optional<int>(c.port));
+    EXPECT_TRUE(testing::contains(detected.master_from, c.from)) << detected.master_from;
+  }
+  Env old_name = srun_task(0);
+  old_name.erase("SLURM_JOB_NODELIST");
+  old_name["SLURM_NODELIST"] = "a-[3-4]-b";
+  EXPECT_EQ(detect_dist_env(table(old_name)).master_addr, std::optional<std::string>("a-3-b"));
+  old_name.erase("SLURM_NODELIST");
+  expect_contains(error_text(old_name),
+                  {"srun started 4 ranks on several nodes", "SLURM_JOB_NODELIST", "export MASTER_ADDR="});
+}
+
+TEST(DistEnvRendezvous, TorchrunAndNoLauncherAreLeftAlone) {
+  EXPECT_FALSE(detect_dist_env(table({{"RANK", "0"}, {"WORLD_SIZE", "2"}})).master_addr.has_value());
+  const DistEnv env = detect_dist_env(table(torchrun_worker(0, 2, 0, 2)));
+  EXPECT_EQ(env.master_addr, std::optional<std::string>("node0"));
+  EXPECT_EQ(env.master_from, "MASTER_ADDR, MASTER_PORT");
+}
+
+TEST(SlurmHostlist, ExpandsCompressedLists) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(expand_slurm_hostlist("node[01-04,07],gpu5"),
+            (V{"node01", "node02", "node03", "node04", "node07", "gpu5"}));
+  EXPECT_EQ(expand_slurm_hostlist("a-[1-2]-b"), (V{"a-1-b", "a-2-b"}));
+  EXPECT_EQ(expand_slurm_hostlist("n[8-10]"), (V{"n8", "n9", "n10"}));
+  EXPECT_EQ(expand_slurm_hostlist("n[098-100]"), (V{"n098", "n099", "n100"}));
+  EXPECT_EQ(expand_slurm_hostlist("r[1-2]n[1,3]"), (V{"r1n1", "r1n3", "r2n1", "r2n3"}));
+  EXPECT_EQ(expand_slurm_hostlist("single"), (V{"single"}));
+  EXPECT_EQ(expand_slurm_hostlist("x[5]"), (V{"x5"}));
+  EXPECT_EQ(expand_slurm_hostlist("a,b[1-2],c"), (V{"a", "b1", "b2", "c"}));
+}
+
+TEST(SlurmHostlist, RefusesMalformedLists) {
+  struct Case {
+    std::string list;
+    std::string fault;
+  };
+  for (const Case& c : std::vector<Case>{{"node[1-2", "unbalanced brackets"},
+                                         {"node1-2]", "unbalanced brackets"},
+                                         {"node[a-b]", "range 'a-b'"},
+                                         {"node[5-3]", "descending range '5-3'"},
+                                         {"a,,b", "empty entry"},
+                                         {"n[[1]]", "unbalanced brackets"}}) {
+    const std::string text = testing::error_text([&] { expand_slurm_hostlist(c.list); });
+    expect_contains(text, {"'" + c.list + "'", c.fault, "MASTER_ADDR"});
+  }
+  EXPECT_EQ(slurm_master_port(77), 10077);
+  EXPECT_EQ(slurm_master_port(20000), 10000);
 }
 
 TEST(DistEnv, SourceNames) {

@@ -5,7 +5,20 @@
 #include <c10/util/string_utils.h>
 #include <torch/version.h>
 
+namespace c10d {
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
+
 namespace berth::compat {
+
+// The base of c10d's Gloo, NCCL and MPI process groups: c10d::ProcessGroup in 1.x, c10d::Backend in 2.x. Both
+// have allreduce/broadcast/barrier/allgather returning c10::intrusive_ptr<c10d::Work>.
+#if TORCH_VERSION_MAJOR < 2
+using C10dBackend = c10d::ProcessGroup;
+#else
+using C10dBackend = c10d::Backend;
+#endif
 
 // torch::optim keys per-parameter state by the parameter's TensorImpl: as a string
 // in 1.x, as the raw pointer in 2.x.

@@ -34,6 +34,9 @@ struct DataLoaderOptions {
   size_t world_size = 1;
   int64_t pad_token_id = 0;
   size_t pad_to_multiple_of = 0;
+  // HF's group_by_length: shuffle in megabatches sorted by length, so that each batch pads little (see
+  // DistributedSamplerOptions::lengths). Only with shuffle.
+  bool group_by_length = false;
   // Batches collated ahead on a background thread; 0 collates each on the consumer's thread when asked for.
   size_t prefetch = 2;
   // The longest the consumer waits for one prefetched batch before berth::Error says the collate is stuck.

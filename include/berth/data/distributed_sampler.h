@@ -16,6 +16,12 @@ struct DistributedSamplerOptions {
   // true: drop the tail that does not divide evenly among the ranks; false: pad by repeating rows from the
   // start of the (shuffled) order, so that every rank gets the same count.
   bool drop_last = false;
+  // HF's group_by_length (LengthGroupedSampler): with each row's length given, the shuffled order is cut into
+  // megabatches of min(N / (4 * group_batch_size), 50) * group_batch_size rows, each sorted longest first,
+  // and the megabatch holding the longest row goes first (an out-of-memory shows at once). Batches then hold
+  // rows of similar length, so padding costs little. group_batch_size: rows per step over all ranks.
+  std::vector<size_t> lengths;
+  size_t group_batch_size = 0;
 };
 
 // As torch's DistributedSampler: the epoch's order (a permutation of 0..N-1 seeded by seed + epoch, or 0..N-1
@@ -39,6 +45,8 @@ class DistributedSampler {
   std::vector<size_t> global_order() const;
 
  private:
+  void group_by_length(std::vector<size_t>& order) const;
+
   size_t dataset_size_;
   DistributedSamplerOptions options_;
   size_t num_samples_ = 0;

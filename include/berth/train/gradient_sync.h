@@ -4,7 +4,10 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "berth/dist/communicator.h"
 
 namespace torch::nn {
 class Module;
@@ -29,6 +32,12 @@ class GradientSync {
   virtual void finish_gradients(const std::vector<at::Tensor>& params) = 0;
   // Sums a value over ranks (eval loss and metric counts).
   virtual double all_reduce_sum(double value) = 0;
+  // The ranks' channel for everything that is not a gradient: barriers around saves, the logged loss, the
+  // evaluation's rows, agreement checks. One process: a local communicator (every collective is the
+  // identity).
+  virtual dist::Communicator& communicator();
+  // The strategy's name ("local", "ddp", "zero-1", ...): ranks check that they agree on it before step 1.
+  virtual std::string strategy() const { return "local"; }
 };
 
 // One process: nothing to synchronise.

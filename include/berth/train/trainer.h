@@ -146,6 +146,8 @@ class Trainer {
   void load_model_weights(const std::string& dir);
   void log(LogEntry entry);
   bool is_main_process() const;
+  dist::Communicator& comm() const;
+  void on_main_process(const std::string& what, const std::function<void()>& work);
   void check_device_holds_data(const char* what) const;
   std::ostream& console() const;
 

@@ -43,10 +43,17 @@ struct TrainingArguments {
   int64_t seed = 42;
   std::optional<int64_t> data_seed;  // unset: seed
   bool dataloader_drop_last = false;
+  bool group_by_length = false;  // batches of similar length (less padding): HF's LengthGroupedSampler
   std::optional<std::string>
       resume_from_checkpoint;                      // a checkpoint folder, or "latest" (newest in output_dir)
   std::vector<std::string> report_to = {"jsonl"};  // jsonl|none|all (all = every integration berth has)
   bool disable_tqdm = false;
+  // Several processes (HF's ddp_* arguments)
+  std::optional<std::string> ddp_backend;          // unset: nccl for CUDA devices, else gloo; or mpi
+  std::optional<int64_t> ddp_bucket_cap_mb;        // unset: 25 MB gradient buckets
+  std::optional<bool> ddp_find_unused_parameters;  // unset: false (HF: true); true lets parameters go unused
+  int64_t ddp_timeout = 1800;                      // seconds any collective may take before failing
+  std::string rendezvous = "env";                  // env (MASTER_ADDR/PORT), file://PATH or tcp://HOST:PORT
   // berth's own
   std::string device = "auto";      // auto|cpu|cuda|cuda:N
   std::string placement = "move";   // move|strict

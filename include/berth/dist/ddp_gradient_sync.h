@@ -1,0 +1,105 @@
+// DdpGradientSync: DDP's gradient averaging, with bucketed all-reduces launched from autograd hooks.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/dist/communicator.h"
+#include "berth/train/gradient_sync.h"
+
+namespace torch::autograd {
+struct Node;
+}
+
+namespace berth::dist {
+
+struct DdpOptions {
+  // Upper bound of one bucket's gradients; smaller buckets start communicating earlier in backward, larger
+  // ones pay less per-collective overhead (torch DDP's default is 25).
+  double bucket_cap_mb = 25;
+  // false: a trainable parameter without a gradient after the last micro-step's backward is an error (it
+  // usually means a forgotten branch). true: it counts as a zero gradient on this rank.
+  bool find_unused_parameters = false;
+  // torch DDP re-broadcasts buffers from rank 0 before every forward. berth broadcasts them once, in
+  // prepare(): BERT's buffers (position_ids, token_type_ids) never change, so later broadcasts would only
+  // cost time. false skips even that one broadcast of buffers.
+  bool broadcast_buffers = true;
+};
+
+// Counters for the overlap benchmark, summed since construction (or reset_stats()).
+struct DdpStats {
+  int64_t steps = 0;                         // finish_gradients calls
+  int64_t buckets_launched_in_backward = 0;  // all-reduces started by the hooks, overlapping backward
+  int64_t buckets_launched_in_finish = 0;    // all-reduces started only in finish_gradients
+  int64_t all_reduce_bytes = 0;              // bytes of every bucket all-reduced (this rank's side)
+  double exposed_comm_seconds = 0;           // time finish_gradients spent waiting on communication
+};
+
+// One bucket of the layout, for reports and tests.
+struct DdpBucketInfo {
+  std::vector<std::string> param_names;  // in the order gradients become ready (reverse parameter order)
+  int64_t numel = 0;
+  std::string dtype;
+  std::string device;
+};
+
+// The Trainer's GradientSync for data parallelism (torch DDP's Reducer, reduced to what berth needs):
+//   prepare(model)     checks every rank has the same parameters and buffers (names, shapes, dtypes), copies
+//                      rank 0's values to all ranks, lays trainable parameters into buckets of at most
+//                      bucket_cap_mb (same dtype and device, reverse parameter order) and hooks each
+//                      parameter's gradient accumulator.
+//   begin_backward(b)  b == false: the coming backward is a no_sync micro-step (gradients accumulate
+//                      locally, nothing travels). b == true: the hooks are armed; when the last gradient of a
+//                      bucket is accumulated the bucket is all-reduced asynchronously while backward goes on.
+//   finish_gradients   launches what is left, waits, and writes the world's mean into every param.grad().
+// Every rank runs every bucket's all-reduce in the same order every step, whatever its own unused
+// parameters, so one rank's missing gradient is an error on every rank rather than a hang.
+class DdpGradientSync final : public train::GradientSync {
+ public:
+  DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions options = {});
+  ~DdpGradientSync() override;
+  DdpGradientSync(const DdpGradientSync&) = delete;
+  DdpGradientSync& operator=(const DdpGradientSync&) = delete;
+
+  int64_t rank() const override;
+  int64_t world_size() const override;
+  void prepare(torch::nn::Module& model) override;
+  void begin_backward(bool last_micro_step) override;
+  void finish_gradients(const std::vector<at::Tensor>& params) override;
+  double all_reduce_sum(double value) override;
+  Communicator& communicator() override { return *comm_; }
+  std::string strategy() const override { return "ddp"; }
+
+  const DdpOptions& options() const { return options_; }
+  DdpStats stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+  std::vector<DdpBucketInfo> buckets() const;
+  // Communication alone: all-reduces every bucket once (all launched, then all awaited) with no backward to
+  // hide behind, and returns the seconds it took. Collective (every rank calls it); call it between steps,
+  // it overwrites the bucket buffers. Not counted in stats().
+  double time_communication_alone();
+
+ private:
+  struct Bucket;
+  struct Slot;
+  void on_grad_ready(size_t slot_index);
+  void copy_into_bucket(const Slot& slot);
+  void launch_ready_buckets_in_order();
+  void launch(size_t bucket_index, bool in_backward);
+  void remove_hooks();
+
+  std::shared_ptr<Communicator> comm_;
+  DdpOptions options_;
+  bool prepared_ = false;
+  bool armed_ = false;
+  size_t next_to_launch_ = 0;
+  std::vector<Slot> slots_;      // one per trainable parameter, in bucket order
+  std::vector<Bucket> buckets_;  // in launch order
+  DdpStats stats_;
+};
+
+}  // namespace berth::dist

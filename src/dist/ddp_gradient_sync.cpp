@@ -1,0 +1,366 @@
+// DdpGradientSync: bucketed all-reduce from gradient-accumulator hooks, as c10d's Reducer does it.
+#include "berth/dist/ddp_gradient_sync.h"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "berth/core/error.h"
+#include "berth/dist/model_signature.h"
+
+namespace berth::dist {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string device_text(const at::Tensor& t) { return t.device().str(); }
+
+// Copies root's values of `tensors` to every rank: one broadcast per (dtype, device) group, through a flat
+// buffer, so a model of hundreds of tensors costs a handful of collectives.
+void broadcast_flat(Communicator& comm, const std::vector<at::Tensor>& tensors, const std::string& what) {
+  std::map<std::pair<std::string, std::string>, std::vector<at::Tensor>> groups;
+  for (const at::Tensor& t : tensors) {
+    if (t.numel() == 0) continue;
+    groups[{std::string(c10::toString(t.scalar_type())), device_text(t)}].push_back(t);
+  }
+  for (auto& [key, group] : groups) {
+    std::vector<at::Tensor> flat_parts;
+    flat_parts.reserve(group.size());
+    for (const at::Tensor& t : group) flat_parts.push_back(t.reshape({-1}));
+    std::vector<at::Tensor> flat{torch::cat(flat_parts)};  // [sum of numels]
+    comm.broadcast(flat, 0, what + " (" + key.first + " on " + key.second + ")");
+    int64_t offset = 0;
+    for (const at::Tensor& t : group) {
+      t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
+      offset += t.numel();
+    }
+  }
+}
+
+}  // namespace
+
+struct DdpGradientSync::Slot {
+  std::string name;
+  at::Tensor param;
+  size_t bucket = 0;
+  int64_t offset = 0;  // into the bucket's flat buffer
+  std::shared_ptr<torch::autograd::Node> grad_accumulator;
+  uintptr_t hook_key = 0;
+  bool ready = false;     // its gradient is in the bucket for this step
+  bool repeated = false;  // the hook fired twice after one begin_backward(true)
+};
+
+struct DdpGradientSync::Bucket {
+  std::vector<size_t> slots;
+  at::Tensor flat;               // [numel (+1 unused-parameter flag)]
+  int64_t numel = 0;             // gradient elements, without the flag
+  bool has_unused_flag = false;  // the last bucket carries how many ranks miss a gradient
+  size_t pending = 0;            // slots not yet ready this step
+  std::unique_ptr<PendingWork> work;
+};
+
+DdpGradientSync::DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions options)
+    : comm_(std::move(comm)), options_(options) {
+  BERTH_CHECK(comm_ != nullptr, "DdpGradientSync needs a communicator, found none. Fix: pass the one ",
+              "berth::dist::init_communicator returned");
+  BERTH_CHECK(options_.bucket_cap_mb > 0, "DDP bucket_cap_mb must be positive, found ",
+              options_.bucket_cap_mb, ". Fix: pass a size in MiB such as 25");
+}
+
+DdpGradientSync::~DdpGradientSync() {
+  // Work in flight writes into the buckets' buffers: let it land before they go.
+  for (Bucket& bucket : buckets_) {
+    if (!bucket.work) continue;
+    try {
+      bucket.work->wait();
+    } catch (...) {  // a destructor cannot report it; the collective's own error went to whoever waited
+    }
+  }
+  remove_hooks();
+}
+
+void DdpGradientSync::remove_hooks() {
+  // The accumulators can outlive this object (a graph still holds them): a hook left behind would call into
+  // freed memory.
+  for (Slot& slot : slots_) {
+    if (slot.grad_accumulator && slot.hook_key != 0) slot.grad_accumulator->del_post_hook(slot.hook_key);
+    slot.hook_key = 0;
+    slot.grad_accumulator.reset();
+  }
+}
+
+int64_t DdpGradientSync::rank() const { return comm_->rank(); }
+int64_t DdpGradientSync::world_size() const { return comm_->world_size(); }
+
+double DdpGradientSync::all_reduce_sum(double value) {
+  return comm_->all_reduce_sum(value, "sum of a value over ranks");
+}
+
+void DdpGradientSync::prepare(torch::nn::Module& model) {
+  BERTH_CHECK(!prepared_,
+              "DdpGradientSync::prepare was called twice. Fix: make one DdpGradientSync per model");
+  check_agreement(*comm_, model_signature(model), "model structure (parameters and buffers)");
+
+  {
+    torch::NoGradGuard no_grad;
+    std::vector<at::Tensor> to_broadcast;
+    for (const at::Tensor& p : model.parameters()) to_broadcast.push_back(p);
+    if (options_.broadcast_buffers)
+      for (const at::Tensor& b : model.buffers()) to_broadcast.push_back(b);
+    broadcast_flat(*comm_, to_broadcast, "broadcast of rank 0's parameters and buffers");
+  }
+
+  // Buckets in reverse parameter order: backward produces the last layers' gradients first, so the first
+  // bucket fills (and starts travelling) while earlier layers are still being differentiated.
+  std::vector<std::pair<std::string, at::Tensor>> trainable;
+  for (const auto& item : model.named_parameters())
+    if (item.value().requires_grad()) trainable.emplace_back(item.key(), item.value());
+  std::reverse(trainable.begin(), trainable.end());
+
+  const auto cap_bytes = static_cast<int64_t>(options_.bucket_cap_mb * 1024.0 * 1024.0);
+  int64_t bucket_bytes = 0;
+  for (auto& [name, param] : trainable) {
+    BERTH_CHECK(
+        param.is_leaf(), "DDP parameter '", name,
+        "' is not a leaf tensor, so it has no gradient accumulator to hook. Fix: register parameters ",
+        "as leaves (torch::nn::Module::register_parameter)");
+    BERTH_CHECK(!param.is_sparse(), "DDP parameter '", name, "' is sparse; berth's DDP handles dense ",
+                "parameters only");
+    const int64_t bytes = param.numel() * static_cast<int64_t>(param.element_size());
+    bool fresh = buckets_.empty();
+    if (!fresh) {
+      const at::Tensor& first = slots_[buckets_.back().slots.front()].param;
+      fresh = first.scalar_type() != param.scalar_type() || first.device() != param.device() ||
+              bucket_bytes + bytes > cap_bytes;
+    }
+    if (fresh) {
+      buckets_.emplace_back();
+      bucket_bytes = 0;
+    }
+    Slot slot;
+    slot.name = name;
+    slot.param = param;
+    slot.bucket = buckets_.size() - 1;
+    slot.offset = buckets_.back().numel;
+    buckets_.back().numel += param.numel();
+    buckets_.back().slots.push_back(slots_.size());
+    slots_.push_back(std::move(slot));
+    bucket_bytes += bytes;
+  }
+
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    Bucket& bucket = buckets_[i];
+    const at::Tensor& first = slots_[bucket.slots.front()].param;
+    // Without find_unused_parameters the last bucket to travel carries one more element: 1 from every rank
+    // that missed a gradient. Its sum tells every rank, in the same collective, that the step must fail.
+    bucket.has_unused_flag = !options_.find_unused_parameters && i + 1 == buckets_.size();
+    bucket.flat = at::zeros({bucket.numel + (bucket.has_unused_flag ? 1 : 0)}, first.options());
+  }
+
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    // The accumulator is held only weakly by the parameter: keeping it here keeps the same node (and its
+    // hook) for every graph built from this parameter.
+    slot.grad_accumulator = torch::autograd::impl::grad_accumulator(slot.param);
+    BERTH_BUG(slot.grad_accumulator != nullptr, "no gradient accumulator for ", slot.name);
+    slot.hook_key =
+        slot.grad_accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+            [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+              on_grad_ready(i);
+              return outputs;
+            }));
+  }
+  prepared_ = true;
+}
+
+void DdpGradientSync::begin_backward(bool last_micro_step) {
+  BERTH_CHECK(prepared_, "DdpGradientSync::begin_backward before prepare(model). Fix: call prepare once, ",
+              "after the model is placed");
+  for (size_t i = 0; i < buckets_.size(); ++i)
+    BERTH_CHECK(!buckets_[i].work, "DDP: begin_backward(", last_micro_step ? "true" : "false",
+                ") while gradient bucket ", i,
+                " of the previous last micro-step is still being all-reduced. ",
+                "Fix: call finish_gradients after the backward that ends an accumulation");
+  armed_ = last_micro_step;
+  if (!armed_) return;
+  next_to_launch_ = 0;
+  for (Slot& slot : slots_) slot.ready = slot.repeated = false;
+  for (Bucket& bucket : buckets_) bucket.pending = bucket.slots.size();
+  // The flag still holds last step's sum; a bucket launched from a hook must carry this rank's 0.
+  if (!buckets_.empty() && buckets_.back().has_unused_flag)
+    buckets_.back().flat[buckets_.back().numel].zero_();
+}
+
+void DdpGradientSync::copy_into_bucket(const Slot& slot) {
+  const at::Tensor& grad = slot.param.grad();
+  Bucket& bucket = buckets_[slot.bucket];
+  at::Tensor view = bucket.flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+  if (grad.defined())
+    view.copy_(grad);
+  else
+    view.zero_();
+}
+
+// Runs on the autograd thread right after the parameter's gradient was accumulated.
+void DdpGradientSync::on_grad_ready(size_t slot_index) {
+  if (!armed_) return;  // a no_sync micro-step, or a backward outside the Trainer's step
+  Slot& slot = slots_[slot_index];
+  if (slot.ready) {
+    slot.repeated = true;
+    return;
+  }
+  if (!slot.param.grad().defined()) return;
+  slot.ready = true;
+  copy_into_bucket(slot);
+  if (--buckets_[slot.bucket].pending == 0) launch_ready_buckets_in_order();
+}
+
+// Buckets start strictly in index order: collectives match up across ranks by order, and another rank's
+// gradients may become ready in a different order than ours.
+void DdpGradientSync::launch_ready_buckets_in_order() {
+  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
+    launch(next_to_launch_, /*in_backward=*/true);
+    ++next_to_launch_;
+  }
+}
+
+void DdpGradientSync::launch(size_t bucket_index, bool in_backward) {
+  Bucket& bucket = buckets_[bucket_index];
+  std::vector<at::Tensor> tensors{bucket.flat};
+  bucket.work =
+      comm_->all_reduce_sum_async(tensors, "all-reduce of gradient bucket " + std::to_string(bucket_index));
+  (in_backward ? stats_.buckets_launched_in_backward : stats_.buckets_launched_in_finish) += 1;
+  stats_.all_reduce_bytes += bucket.flat.numel() * static_cast<int64_t>(bucket.flat.element_size());
+}
+
+void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
+  BERTH_CHECK(prepared_, "DdpGradientSync::finish_gradients before prepare(model). Fix: call prepare once, ",
+              "after the model is placed");
+  if (!armed_) {  // no begin_backward(true) for this step: nothing was launched, every bucket goes now
+    next_to_launch_ = 0;
+    for (Slot& slot : slots_) slot.ready = slot.repeated = false;
+    for (Bucket& bucket : buckets_) bucket.pending = bucket.slots.size();
+  }
+  armed_ = false;
+
+  std::vector<size_t> missing;  // no gradient at all on this rank
+  std::vector<std::string> repeated;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.repeated) repeated.push_back(slot.name);
+    if (slot.ready) continue;
+    // Not accumulated in the last backward: either a gradient from an earlier micro-step (no_sync) or none.
+    if (!slot.param.grad().defined()) missing.push_back(i);
+    copy_into_bucket(slot);
+    slot.ready = true;
+    --buckets_[slot.bucket].pending;
+  }
+  // Only a bucket not yet launched may be written; when the last one is in flight, no gradient was missing.
+  if (!buckets_.empty() && buckets_.back().has_unused_flag && next_to_launch_ < buckets_.size())
+    buckets_.back().flat[buckets_.back().numel].fill_(missing.empty() ? 0.0 : 1.0);
+
+  const auto start = std::chrono::steady_clock::now();
+  for (; next_to_launch_ < buckets_.size(); ++next_to_launch_) launch(next_to_launch_, /*in_backward=*/false);
+  std::exception_ptr failure;
+  for (Bucket& bucket : buckets_) {
+    try {
+      if (bucket.work) bucket.work->wait();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+    bucket.work.reset();
+  }
+  stats_.exposed_comm_seconds += seconds_since(start);
+  ++stats_.steps;
+  if (failure) std::rethrow_exception(failure);
+
+  if (!buckets_.empty() && buckets_.back().has_unused_flag) {
+    const double ranks_missing = buckets_.back().flat[buckets_.back().numel].item<double>();
+    if (ranks_missing > 0.5) {
+      std::ostringstream names;
+      for (size_t k = 0; k < missing.size() && k < 5; ++k)
+        names << (k ? ", " : "") << slots_[missing[k]].name;
+      if (missing.size() > 5) names << " (and " << missing.size() - 5 << " more)";
+      const std::string fix =
+          "Fix: pass find_unused_parameters=true (--ddp-find-unused-parameters), or make every parameter "
+          "take "
+          "part in the loss";
+      if (missing.empty())
+        BERTH_FAIL(
+            "DDP: on ", static_cast<int64_t>(ranks_missing + 0.5), " other rank(s) some trainable ",
+            "parameters got no gradient in this step (their error names them); every parameter must have ",
+            "a gradient on every rank. ", fix);
+      BERTH_FAIL("DDP: ", missing.size(),
+                 " trainable parameter(s) got no gradient in this step's backward on rank ", comm_->rank(),
+                 ": ", names.str(), ". DDP expects a gradient for every trainable parameter on ",
+                 "every rank. ", fix);
+    }
+  }
+
+  // Sum -> mean, then back into the parameters' grads.
+  const double world = static_cast<double>(comm_->world_size());
+  for (Bucket& bucket : buckets_) bucket.flat.narrow(0, 0, bucket.numel).div_(world);
+  for (Slot& slot : slots_) {
+    at::Tensor mean =
+        buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+    if (slot.param.grad().defined())
+      slot.param.mutable_grad().copy_(mean);
+    else
+      slot.param.mutable_grad() = mean.clone();
+  }
+
+  BERTH_CHECK(repeated.empty(), "DDP: the gradient of '", repeated.front(), "'",
+              repeated.size() > 1 ? " (and " : "",
+              repeated.size() > 1 ? std::to_string(repeated.size() - 1) + " more)" : "",
+              " was accumulated by two backward passes after one begin_backward(true), after its bucket may ",
+              "already have been sent. Fix: call begin_backward before every backward");
+  // The Trainer passes its own list; a parameter DDP never saw would silently stay local.
+  for (const at::Tensor& p : params) {
+    if (!p.requires_grad()) continue;
+    const bool known =
+        std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.param.is_same(p); });
+    BERTH_CHECK(known, "DDP: finish_gradients got a parameter of shape ", p.sizes(),
+                " that was not in the model given to prepare(), so its gradient would not be averaged. Fix: ",
+                "prepare the DdpGradientSync with the model whose parameters are optimized");
+  }
+}
+
+std::vector<DdpBucketInfo> DdpGradientSync::buckets() const {
+  std::vector<DdpBucketInfo> out;
+  for (const Bucket& bucket : buckets_) {
+    DdpBucketInfo info;
+    for (size_t s : bucket.slots) info.param_names.push_back(slots_[s].name);
+    info.numel = bucket.numel;
+    info.dtype = c10::toString(bucket.flat.scalar_type());
+    info.device = device_text(bucket.flat);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+double DdpGradientSync::time_communication_alone() {
+  BERTH_CHECK(prepared_, "DdpGradientSync::time_communication_alone before prepare(model)");
+  for (const Bucket& bucket : buckets_)
+    BERTH_CHECK(!bucket.work, "DDP: time_communication_alone during a step; call it between steps");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<PendingWork>> works;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    std::vector<at::Tensor> tensors{buckets_[i].flat};
+    works.push_back(
+        comm_->all_reduce_sum_async(tensors, "timed all-reduce of gradient bucket " + std::to_string(i)));
+  }
+  for (auto& work : works) work->wait();
+  return seconds_since(start);
+}
+
+}  // namespace berth::dist

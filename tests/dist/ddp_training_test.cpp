@@ -1,0 +1,229 @@
+// `berth train` on several processes: 2 ranks x batch B train exactly as 1 rank x batch 2B; a rank that dies,
+// never arrives or builds another model stops the run quickly with an error naming it; two "hosts" on
+// 127.0.0.1 / 127.0.0.2 train together.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "berth/io/safetensors.h"
+#include "berth/launch/launcher.h"
+#include "support/cli_runner.h"
+#include "support/test_support.h"
+
+namespace berth {
+namespace {
+
+using testing::contains;
+using testing::run_program;
+using testing::TempDir;
+
+const std::string kCli = BERTH_CLI_PATH;
+const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
+
+// Ham and spam sentences of different lengths (so that batches pad differently per rank).
+void write_split(const std::string& path, int rows, int offset) {
+  const std::vector<std::string> spam = {"free prize click here now", "win cash offer",
+                                         "cheap loans click now click now free"};
+  const std::vector<std::string> ham = {"meeting tomorrow review report", "the build is green",
+                                        "please review the attached report before the meeting tomorrow"};
+  std::ofstream out(path);
+  for (int i = 0; i < rows; ++i) {
+    const bool is_spam = (i + offset) % 2 == 0;
+    const auto& pool = is_spam ? spam : ham;
+    out << nlohmann::json{{"text", pool[(i / 2 + offset) % pool.size()]}, {"label", is_spam ? "spam" : "ham"}}
+               .dump()
+        << "\n";
+  }
+}
+
+class DdpTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_split(dir.file("train.jsonl"), 48, 0);
+    write_split(dir.file("eval.jsonl"), 10, 1);
+  }
+  // A small BERT without dropout (so that a rank's randomness cannot differ from one process's), trained
+  // with clipping and accumulation.
+  struct Run {
+    int batch = 4;
+    std::string max_steps = "3";
+    std::string learning_rate = "1e-3";
+    std::string config = "";  // more --config-overrides items
+    std::string extra = "";   // more flags
+  };
+  std::string train_args(const std::string& out, const Run& run) const {
+    return "train --model-preset bert-tiny --tokenizer " + kTinyModel +
+           " --config-overrides "
+           "max_position_embeddings=64,hidden_dropout_prob=0,attention_probs_dropout_prob=0" +
+           run.config + " --train " + dir.file("train.jsonl") + " --eval " + dir.file("eval.jsonl") +
+           " --output-dir " + out + " --per-device-train-batch-size " + std::to_string(run.batch) +
+           " --gradient-accumulation-steps 2 --max-grad-norm 0.05 --learning-rate " + run.learning_rate +
+           " --max-steps " + run.max_steps +
+           " --save-strategy no --max-length 32 --seed 7 --disable-tqdm true" + " --threads 1" + run.extra;
+  }
+  static std::map<std::string, at::Tensor> weights(const std::string& dir) {
+    return io::load_safetensors(dir + "/model.safetensors");
+  }
+  static void expect_same_weights(const std::string& a, const std::string& b, double tolerance) {
+    const auto left = weights(a);
+    const auto right = weights(b);
+    ASSERT_EQ(left.size(), right.size());
+    double worst = 0;
+    std::string worst_name;
+    for (const auto& [name, tensor] : left) {
+      ASSERT_TRUE(right.count(name)) << name;
+      const double diff = (tensor - right.at(name)).abs().max().item<double>();
+      if (diff > worst) worst = diff, worst_name = name;
+    }
+    EXPECT_LE(worst, tolerance) << "largest difference in " << worst_name;
+  }
+  TempDir dir;
+};
+
+TEST_F(DdpTraining, TwoRanksTrainAsOneRankWithTwiceTheBatch) {
+  const auto one = run_program(kCli + " " + train_args(dir.file("one"), {8}), true, "", 120);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto two = run_program(
+      kCli + " launch --nproc-per-node 2 -- " + kCli + " " + train_args(dir.file("two"), {4}), true, "", 120);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_TRUE(contains(two.output, "distributed: 2 ranks")) << two.output;
+  // The step moved the weights (so equality below is not trivial)...
+  const auto initial = run_program(kCli + " " + train_args(dir.file("zero"), {8, "3", "1e-12"}));
+  ASSERT_EQ(initial.exit_code, 0) << initial.output;
+  const auto moved =
+      (weights(dir.file("one")).at("classifier.weight") - weights(dir.file("zero")).at("classifier.weight"))
+          .abs()
+          .max()
+          .item<double>();
+  EXPECT_GT(moved, 1e-4);
+  // ...and 2 ranks x 4 match 1 rank x 8, accumulation and clipping included.
+  expect_same_weights(dir.file("one"), dir.file("two"), 1e-5);
+  // Metrics are computed over the whole eval set on every rank: the same as one process's.
+  std::ifstream one_results(dir.file("one/all_results.json"));
+  std::ifstream two_results(dir.file("two/all_results.json"));
+  const auto a = nlohmann::json::parse(one_results);
+  const auto b = nlohmann::json::parse(two_results);
+  EXPECT_NEAR(a.at("train_loss").get<double>(), b.at("train_loss").get<double>(), 1e-5);
+}
+
+TEST_F(DdpTraining, RanksWithDifferentModelsStopNamingTheDifference) {
+  // Rank 1 builds a narrower feed-forward layer than rank 0.
+  const std::string script = "if [ \"$RANK\" = 1 ]; then size=256; else size=512; fi; exec " + kCli + " " +
+                             train_args(dir.file("mismatch"), {4, "3", "1e-3", ",intermediate_size=$size"});
+  const auto result =
+      run_program(kCli + " launch --nproc-per-node 2 -- /bin/sh -c '" + script + "'", true, "", 120);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(contains(result.output, "disagree")) << result.output;
+  EXPECT_TRUE(contains(result.output, "intermediate")) << result.output;
+}
+
+TEST_F(DdpTraining, ARankThatDiesStopsTheOthersWithinSeconds) {
+  // Rank 1 is killed a few seconds into a long run. Without a launcher: rank 0 must notice by itself.
+  const int port = launch::free_port();
+  const std::string env = " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+                          " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 BERTH_DIST_TIMEOUT=600";
+  const std::string long_run = train_args(dir.file("dies"), {4, "100000"});
+  auto rank0 = std::async(std::launch::async, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = run_program(kCli + " " + long_run, true, "RANK=0 LOCAL_RANK=0" + env, 120);
+    return std::make_pair(result, std::chrono::steady_clock::now() - start);
+  });
+  const auto rank1 = run_program("/bin/sh -c '(sleep 6; kill -9 $$) & exec " + kCli + " " + long_run + "'",
+                                 true, "RANK=1 LOCAL_RANK=1" + env, 120);
+  EXPECT_EQ(rank1.exit_code, 137) << rank1.output;
+  const auto killed_at = std::chrono::steady_clock::now();
+  const auto [result, elapsed] = rank0.get();
+  (void)elapsed;
+  const double after_kill =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_LT(after_kill, 30.0) << result.output;
+  EXPECT_TRUE(contains(result.output, "a peer was lost")) << result.output;
+  EXPECT_TRUE(contains(result.output, "on rank 0 of 2")) << result.output;
+}
+
+TEST_F(DdpTraining, TheLauncherNamesTheRankThatDied) {
+  const std::string script = "if [ \"$RANK\" = 1 ]; then (sleep 6; kill -9 $$) & fi; exec " + kCli + " " +
+                             train_args(dir.file("dies"), {4, "100000"});
+  const auto start = std::chrono::steady_clock::now();
+  const auto result =
+      run_program(kCli + " launch --nproc-per-node 2 -- /bin/sh -c '" + script + "'", true, "", 120);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_LT(seconds, 60.0);
+  EXPECT_TRUE(contains(result.output, "rank 1 (pid")) << result.output;
+  EXPECT_TRUE(contains(result.output, "failed with killed by signal SIGKILL")) << result.output;
+}
+
+TEST_F(DdpTraining, ARankThatNeverArrivesIsNamed) {
+  const int port = launch::free_port();
+  const auto result = run_program(kCli + " " + train_args(dir.file("alone"), {4}), true,
+                                  "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
+                                  "MASTER_PORT=" +
+                                      std::to_string(port) + " BERTH_RENDEZVOUS_TIMEOUT=3",
+                                  60);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(contains(result.output, "rank 1")) << result.output;
+  EXPECT_TRUE(contains(result.output, "never arrived")) << result.output;
+}
+
+TEST_F(DdpTraining, TwoNodesOnTwoLoopbackAddressesTrainAsOne) {
+  const int port = launch::free_port();
+  const std::string node = kCli +
+                           " launch --nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port " +
+                           std::to_string(port);
+  const std::string command = " -- " + kCli + " " + train_args(dir.file("nodes"), {4});
+  auto second = std::async(std::launch::async, [&] {
+    return run_program(node + " --node-rank 1 --local-addr 127.0.0.2" + command, true, "", 120);
+  });
+  const auto first = run_program(node + " --node-rank 0 --local-addr 127.0.0.1" + command, true, "", 120);
+  const auto other = second.get();
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  const auto one = run_program(kCli + " " + train_args(dir.file("one"), {8}), true, "", 120);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  expect_same_weights(dir.file("one"), dir.file("nodes"), 1e-5);
+}
+
+TEST_F(DdpTraining, MpirunStartsRanksThatTrainAsOne) {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "mpirun is not installed (OpenMPI: apt-get install openmpi-bin, as scripts/setup does)";
+  const int port = launch::free_port();
+  // OpenMPI's variables (OMPI_COMM_WORLD_RANK, ...) are all berth needs; on one node MASTER_ADDR defaults to
+  // 127.0.0.1, and the port is given so that parallel tests do not meet on 29500.
+  const auto result =
+      run_program("mpirun --allow-run-as-root --oversubscribe -np 2 -x MASTER_PORT=" + std::to_string(port) +
+                      " " + kCli + " " + train_args(dir.file("mpi"), {4}),
+                  true, "", 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "distributed: 2 ranks (openmpi, gloo)")) << result.output;
+  const auto one = run_program(kCli + " " + train_args(dir.file("one"), {8}), true, "", 120);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  expect_same_weights(dir.file("one"), dir.file("mpi"), 1e-5);
+}
+
+TEST_F(DdpTraining, TrainWithNprocPerNodeRunsTheLauncherItself) {
+  const auto result =
+      run_program(kCli + " " + train_args(dir.file("shortcut"), {4}) + " --nproc-per-node 2", true, "", 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "berth launch: rank 1 (local 1)")) << result.output;
+  EXPECT_TRUE(contains(result.output, "[rank0]: distributed: 2 ranks")) << result.output;
+  const auto one = run_program(kCli + " " + train_args(dir.file("one"), {8}), true, "", 120);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  expect_same_weights(dir.file("one"), dir.file("shortcut"), 1e-5);
+  // Several devices in one process are never used together: the list starts one worker per device.
+  const auto listed =
+      run_program(kCli + " " + train_args(dir.file("listed"), {4}) + " --device cpu,cpu", true, "", 120);
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_TRUE(contains(listed.output, "berth launch: rank 1 (local 1) pid")) << listed.output;
+  expect_same_weights(dir.file("one"), dir.file("listed"), 1e-5);
+}
+
+}  // namespace
+}  // namespace berth
