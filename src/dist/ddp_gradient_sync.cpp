@@ -77,16 +77,23 @@ DdpGradientSync::DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions 
               options_.bucket_cap_mb, ". Fix: pass a size in MiB such as 25");
 }
 
-DdpGradientSync::~DdpGradientSync() {
+DdpGradientSync::~DdpGradientSync() { release_model(); }
+
+void DdpGradientSync::release_model() {
   // Work in flight writes into the buckets' buffers: let it land before they go.
   for (Bucket& bucket : buckets_) {
     if (!bucket.work) continue;
     try {
       bucket.work->wait();
-    } catch (...) {  // a destructor cannot report it; the collective's own error went to whoever waited
+    } catch (...) {  // nobody to report it to; the collective's own error went to whoever waited
     }
   }
   remove_hooks();
+  slots_.clear();
+  buckets_.clear();
+  next_to_launch_ = 0;
+  armed_ = false;
+  prepared_ = false;
 }
 
 void DdpGradientSync::remove_hooks() {
@@ -107,8 +114,9 @@ double DdpGradientSync::all_reduce_sum(double value) {
 }
 
 void DdpGradientSync::prepare(torch::nn::Module& model) {
-  BERTH_CHECK(!prepared_,
-              "DdpGradientSync::prepare was called twice. Fix: make one DdpGradientSync per model");
+  // The Trainer prepares again for every train() and every search trial, each with a fresh model: the
+  // previous model's hooks and buckets go first.
+  release_model();
   check_agreement(*comm_, model_signature(model), "model structure (parameters and buffers)");
 
   {

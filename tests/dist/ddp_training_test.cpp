@@ -56,6 +56,7 @@ class DdpTraining : public ::testing::Test {
     std::string learning_rate = "1e-3";
     std::string config = "";  // more --config-overrides items
     std::string extra = "";   // more flags
+    std::string save_strategy = "no";
   };
   std::string train_args(const std::string& out, const Run& run) const {
     return "train --model-preset bert-tiny --tokenizer " + kTinyModel +
@@ -64,8 +65,8 @@ class DdpTraining : public ::testing::Test {
            run.config + " --train " + dir.file("train.jsonl") + " --eval " + dir.file("eval.jsonl") +
            " --output-dir " + out + " --per-device-train-batch-size " + std::to_string(run.batch) +
            " --gradient-accumulation-steps 2 --max-grad-norm 0.05 --learning-rate " + run.learning_rate +
-           " --max-steps " + run.max_steps +
-           " --save-strategy no --max-length 32 --seed 7 --disable-tqdm true" + " --threads 1" + run.extra;
+           " --max-steps " + run.max_steps + " --save-strategy " + run.save_strategy +
+           " --max-length 32 --seed 7 --disable-tqdm true" + " --threads 1" + run.extra;
   }
   static std::map<std::string, at::Tensor> weights(const std::string& dir) {
     return io::load_safetensors(dir + "/model.safetensors");
@@ -223,6 +224,41 @@ TEST_F(DdpTraining, TrainWithNprocPerNodeRunsTheLauncherItself) {
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   EXPECT_TRUE(contains(listed.output, "berth launch: rank 1 (local 1) pid")) << listed.output;
   expect_same_weights(dir.file("one"), dir.file("listed"), 1e-5);
+}
+
+TEST_F(DdpTraining, ARestartedGroupResumesFromTheLatestCheckpoint) {
+  // On the first attempt rank 1 is killed once a checkpoint exists; the launcher restarts the group and both
+  // ranks continue from the newest checkpoint instead of starting over.
+  const std::string out = dir.file("restart");
+  const std::string script =
+      "if [ \"$RANK\" = 1 ] && [ \"$TORCHELASTIC_RESTART_COUNT\" = 0 ]; then (until ls -d " + out +
+      "/checkpoint-* >/dev/null 2>&1; do sleep 0.05; done; kill -9 $$) & fi; exec " + kCli + " " +
+      train_args(out,
+                 {4, "100", "1e-3", "", " --save-steps 2 --save-total-limit 2 --eval-strategy no", "steps"});
+  const auto result = run_program(
+      kCli + " launch --nproc-per-node 2 --max-restarts 1 -- /bin/sh -c '" + script + "'", true, "", 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "killed by signal SIGKILL")) << result.output;
+  EXPECT_TRUE(contains(result.output, "restart 1: resuming from the latest checkpoint")) << result.output;
+  EXPECT_TRUE(contains(result.output, "Resumed at step")) << result.output;
+  std::ifstream state(out + "/trainer_state.json");
+  EXPECT_EQ(nlohmann::json::parse(state).at("global_step"), 100);
+}
+
+TEST_F(DdpTraining, HyperparameterSearchRunsTheSameTrialsOnEveryRank) {
+  std::ofstream(dir.file("space.json"))
+      << R"({"learning_rate": {"type": "choice", "values": [0.001, 0.0001]}})";
+  const auto result =
+      run_program(kCli + " " + train_args(dir.file("search"), {4}) + " --eval-strategy epoch --hp-search " +
+                      dir.file("space.json") + " --hp-method grid --n-trials 0 --nproc-per-node 2",
+                  true, "", 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "[rank0]: best trial: run-")) << result.output;
+  std::ifstream lines(dir.file("search/hp_search.jsonl"));
+  std::string line;
+  int trials = 0;
+  while (std::getline(lines, line)) ++trials;
+  EXPECT_EQ(trials, 2);
 }
 
 }  // namespace

@@ -70,6 +70,28 @@ grep -q "the model is now on cuda:0" "$work/model_init.out" || { echo "gpu: mode
 "$berth" train --model $golden/tiny_bert_classifier --train "$work/train.jsonl" --output-dir "$work/strict" \
   --device cuda:0 --max_steps 1 --save_strategy no --max_length 32 --placement strict >/dev/null
 echo "gpu: trainer resume cpu -> cuda:0 and model_init placement ok"
+# DDP on GPUs: 2 ranks (one GPU each over NCCL; on a one-GPU machine both share cuda:0, which NCCL refuses, so
+# Gloo carries the CUDA gradients there) train as 1 rank with twice the batch.
+ddp_env=() ddp_backend=nccl
+if [ "$count" -lt 2 ]; then ddp_env=(BERTH_ALLOW_SHARED_DEVICE=1) ddp_backend=gloo; fi
+ddp_args=(--model $golden/tiny_bert_classifier --train "$work/train.jsonl" --max_steps 3 --save_strategy no
+  --max_length 32 --gradient_accumulation_steps 2 --max_grad_norm 0.5 --seed 3)
+env "${ddp_env[@]}" "$berth" launch --nproc-per-node 2 -- "$berth" train "${ddp_args[@]}" --device cuda \
+  --ddp_backend $ddp_backend --output-dir "$work/ddp" --per_device_train_batch_size 4 | tee "$work/ddp.out"
+grep -q "distributed: 2 ranks (torchrun, $ddp_backend)" "$work/ddp.out" || { echo "gpu: DDP did not use $ddp_backend"; exit 1; }
+"$berth" train "${ddp_args[@]}" --device cuda:0 --output-dir "$work/one" --per_device_train_batch_size 8 >/dev/null
+"$py" - "$work" <<'PY'
+import json, struct, sys, torch
+def load_file(path):  # safetensors without the safetensors package: f32 tensors only, as berth writes them
+    data = open(path, "rb").read(); n = struct.unpack("<Q", data[:8])[0]; header = json.loads(data[8:8 + n])
+    return {k: torch.frombuffer(bytearray(data[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]),
+                                dtype=torch.float32).reshape(v["shape"])
+            for k, v in header.items() if k != "__metadata__"}
+a = load_file(sys.argv[1] + "/ddp/model.safetensors"); b = load_file(sys.argv[1] + "/one/model.safetensors")
+worst = max((a[k] - b[k]).abs().max().item() for k in a)
+assert worst < 1e-4, worst
+print(f"gpu: 2 ranks x 4 == 1 rank x 8 on CUDA (largest difference {worst:.2e})")
+PY
 # Tests that need the npm packages (HF tokenizers goldens, SpamAssassin) run only where scripts/setup ran.
 exclude='style\.'
 [ -d "${BERTH_CACHE_DIR:-.cache}/npm/node_modules/@anush008/tokenizers" ] || exclude='style\.|Golden|SpamAssassin|TokenizerBench'

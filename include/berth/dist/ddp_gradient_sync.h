@@ -51,7 +51,8 @@ struct DdpBucketInfo {
 //   prepare(model)     checks every rank has the same parameters and buffers (names, shapes, dtypes), copies
 //                      rank 0's values to all ranks, lays trainable parameters into buckets of at most
 //                      bucket_cap_mb (same dtype and device, reverse parameter order) and hooks each
-//                      parameter's gradient accumulator.
+//                      parameter's gradient accumulator. Called again (the Trainer's next train() or search
+//                      trial, with a fresh model), it unhooks the previous model first.
 //   begin_backward(b)  b == false: the coming backward is a no_sync micro-step (gradients accumulate
 //                      locally, nothing travels). b == true: the hooks are armed; when the last gradient of a
 //                      bucket is accumulated the bucket is all-reduced asynchronously while backward goes on.
@@ -91,6 +92,7 @@ class DdpGradientSync final : public train::GradientSync {
   void launch_ready_buckets_in_order();
   void launch(size_t bucket_index, bool in_backward);
   void remove_hooks();
+  void release_model();
 
   std::shared_ptr<Communicator> comm_;
   DdpOptions options_;
