@@ -33,6 +33,7 @@ struct BenchmarkOptions {
   int threads = 0;
   int64_t vocab_size = 30522;
   uint64_t seed = 0;
+  int64_t bucket_cap_mb = 25;
 };
 
 // The one place the optimizer is made, so the fused berth::optim::AdamW can replace torch's here.
@@ -71,6 +72,7 @@ int run_benchmark(const BenchmarkOptions& o) {
   // Under a launcher every rank runs the same steps on its own tokens, with DDP between them.
   train::TrainingArguments dist_args;
   dist_args.device = "cpu";
+  dist_args.ddp_bucket_cap_mb = o.bucket_cap_mb;
   const dist::ProcessContext context = dist::init_process_context(dist_args);
   train::GradientSync* sync = context.gradient_sync.get();
   BertConfig config = bert_preset(o.preset, o.vocab_size);
@@ -125,6 +127,12 @@ int run_benchmark(const BenchmarkOptions& o) {
     const double exposed_ms = median(sync_wait);
     comm["world_size"] = context.env.world_size;
     comm["buckets"] = ddp->buckets().size();
+    const dist::DdpStats stats = ddp->stats();
+    comm["buckets_launched_in_backward"] = stats.buckets_launched_in_backward;
+    comm["buckets_launched_after_backward"] = stats.buckets_launched_in_finish;
+    if (stats.row_sparse_dense_rows > 0)
+      comm["embedding_rows_sent_fraction"] =
+          static_cast<double>(stats.row_sparse_rows) / static_cast<double>(stats.row_sparse_dense_rows);
     comm["all_reduce_alone_ms"] = alone_ms;
     comm["exposed_comm_ms"] = exposed_ms;
     comm["hidden_fraction"] = alone_ms > 0 ? std::max(0.0, 1.0 - exposed_ms / alone_ms) : 0.0;
@@ -172,6 +180,8 @@ CommandAction add_benchmark_command(CLI::App& app) {
                   "Intra-op and BLAS threads; 0 = berth's default (see berth --help)")
       ->capture_default_str();
   cmd->add_option("--vocab-size", o->vocab_size, "Vocabulary size of the synthetic model")
+      ->capture_default_str();
+  cmd->add_option("--bucket-cap-mb", o->bucket_cap_mb, "Under a launcher: DDP's gradient bucket size")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the weights and the synthetic tokens")->capture_default_str();
   return [o] { return run_benchmark(*o); };

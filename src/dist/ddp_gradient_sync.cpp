@@ -60,6 +60,12 @@ struct DdpGradientSync::Slot {
   bool repeated = false;  // the hook fired twice after one begin_backward(true)
 };
 
+struct DdpGradientSync::RowSparse {
+  std::string name;
+  at::Tensor param;       // (V, H)
+  int64_t last_rows = 0;  // rows of the last step's union, for time_communication_alone
+};
+
 struct DdpGradientSync::Bucket {
   std::vector<size_t> slots;
   at::Tensor flat;               // [numel (+1 unused-parameter flag)]
@@ -91,6 +97,7 @@ void DdpGradientSync::release_model() {
   remove_hooks();
   slots_.clear();
   buckets_.clear();
+  row_sparse_.clear();
   next_to_launch_ = 0;
   armed_ = false;
   prepared_ = false;
@@ -130,9 +137,20 @@ void DdpGradientSync::prepare(torch::nn::Module& model) {
 
   // Buckets in reverse parameter order: backward produces the last layers' gradients first, so the first
   // bucket fills (and starts travelling) while earlier layers are still being differentiated.
+  std::vector<const c10::TensorImpl*> tables;  // large embedding weights, reduced by rows
+  if (options_.row_sparse_min_rows > 0)
+    for (const auto& module : model.modules())
+      if (const auto* embedding = dynamic_cast<const torch::nn::EmbeddingImpl*>(module.get()))
+        if (embedding->weight.dim() == 2 && embedding->weight.size(0) >= options_.row_sparse_min_rows)
+          tables.push_back(embedding->weight.unsafeGetTensorImpl());
   std::vector<std::pair<std::string, at::Tensor>> trainable;
-  for (const auto& item : model.named_parameters())
-    if (item.value().requires_grad()) trainable.emplace_back(item.key(), item.value());
+  for (const auto& item : model.named_parameters()) {
+    if (!item.value().requires_grad()) continue;
+    if (std::find(tables.begin(), tables.end(), item.value().unsafeGetTensorImpl()) != tables.end())
+      row_sparse_.push_back(RowSparse{item.key(), item.value()});
+    else
+      trainable.emplace_back(item.key(), item.value());
+  }
   std::reverse(trainable.begin(), trainable.end());
 
   const auto cap_bytes = static_cast<int64_t>(options_.bucket_cap_mb * 1024.0 * 1024.0);
@@ -279,7 +297,14 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
 
   const auto start = std::chrono::steady_clock::now();
   for (; next_to_launch_ < buckets_.size(); ++next_to_launch_) launch(next_to_launch_, /*in_backward=*/false);
+  // The embedding tables' rows travel while the buckets do.
+  bool row_sparse_missing = false;
   std::exception_ptr failure;
+  try {
+    reduce_row_sparse(row_sparse_missing);
+  } catch (...) {
+    failure = std::current_exception();
+  }
   for (Bucket& bucket : buckets_) {
     try {
       if (bucket.work) bucket.work->wait();
@@ -292,6 +317,19 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
   ++stats_.steps;
   if (failure) std::rethrow_exception(failure);
 
+  if (row_sparse_missing && !options_.find_unused_parameters) {
+    std::string names;
+    for (const RowSparse& table : row_sparse_)
+      if (!table.param.grad().defined()) names += (names.empty() ? "" : ", ") + table.name;
+    BERTH_FAIL(
+        "DDP: ",
+        names.empty() ? "on another rank an embedding table got no gradient in this step"
+                      : "the embedding table(s) " + names + " got no gradient in this step on rank " +
+                            std::to_string(comm_->rank()),
+        ". DDP expects a gradient for every trainable parameter on every rank. Fix: pass "
+        "find_unused_parameters=true (--ddp-find-unused-parameters), or make every parameter take part "
+        "in the loss");
+  }
   if (!buckets_.empty() && buckets_.back().has_unused_flag) {
     const double ranks_missing = buckets_.back().flat[buckets_.back().numel].item<double>();
     if (ranks_missing > 0.5) {
@@ -336,7 +374,9 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
   for (const at::Tensor& p : params) {
     if (!p.requires_grad()) continue;
     const bool known =
-        std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.param.is_same(p); });
+        std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.param.is_same(p); }) ||
+        std::any_of(row_sparse_.begin(), row_sparse_.end(),
+                    [&](const RowSparse& t) { return t.param.is_same(p); });
     BERTH_CHECK(known, "DDP: finish_gradients got a parameter of shape ", p.sizes(),
                 " that was not in the model given to prepare(), so its gradient would not be averaged. Fix: ",
                 "prepare the DdpGradientSync with the model whose parameters are optimized");
@@ -356,6 +396,44 @@ std::vector<DdpBucketInfo> DdpGradientSync::buckets() const {
   return out;
 }
 
+// Each table's gradient rows that are non-zero on some rank, summed over ranks and averaged: the rows no rank
+// touched are zero on every rank, so this is the dense mean at a fraction of the bytes. Every rank takes part
+// in both collectives even without a gradient (it then sends no rows and a "missing" mark).
+void DdpGradientSync::reduce_row_sparse(bool& any_rank_missing) {
+  const double world = static_cast<double>(comm_->world_size());
+  for (RowSparse& table : row_sparse_) {
+    const at::Tensor& param = table.param;
+    const bool missing = !param.grad().defined();
+    std::vector<int64_t> payload{missing ? 1 : 0};  // [missing, rows...]
+    if (!missing) {
+      const at::Tensor rows = param.grad().ne(0).any(1).nonzero().view({-1}).to(at::kCPU).contiguous();
+      payload.insert(payload.end(), rows.data_ptr<int64_t>(), rows.data_ptr<int64_t>() + rows.numel());
+    }
+    const std::string bytes(reinterpret_cast<const char*>(payload.data()), payload.size() * sizeof(int64_t));
+    const auto parts = comm_->all_gather_string(bytes, "exchange of the touched rows of " + table.name);
+    std::vector<char> touched(static_cast<size_t>(param.size(0)), 0);
+    for (const std::string& part : parts) {
+      const auto* values = reinterpret_cast<const int64_t*>(part.data());
+      const size_t n = part.size() / sizeof(int64_t);
+      if (n > 0 && values[0] != 0) any_rank_missing = true;
+      for (size_t i = 1; i < n; ++i) touched[static_cast<size_t>(values[i])] = 1;
+    }
+    std::vector<int64_t> union_rows;
+    for (size_t row = 0; row < touched.size(); ++row)
+      if (touched[row]) union_rows.push_back(static_cast<int64_t>(row));
+    const at::Tensor index =
+        at::tensor(union_rows, at::TensorOptions().dtype(at::kLong)).to(param.device());  // (U,)
+    if (missing) param.mutable_grad() = at::zeros_like(param);
+    std::vector<at::Tensor> values{param.grad().index_select(0, index)};  // (U, H)
+    comm_->all_reduce_sum(values, "all-reduce of the touched rows of " + table.name);
+    param.mutable_grad().index_copy_(0, index, values[0].div_(world));
+    table.last_rows = static_cast<int64_t>(union_rows.size());
+    stats_.row_sparse_rows += table.last_rows;
+    stats_.row_sparse_dense_rows += param.size(0);
+    stats_.all_reduce_bytes += values[0].numel() * static_cast<int64_t>(values[0].element_size());
+  }
+}
+
 double DdpGradientSync::time_communication_alone() {
   BERTH_CHECK(prepared_, "DdpGradientSync::time_communication_alone before prepare(model)");
   for (const Bucket& bucket : buckets_)
@@ -366,6 +444,13 @@ double DdpGradientSync::time_communication_alone() {
     std::vector<at::Tensor> tensors{buckets_[i].flat};
     works.push_back(
         comm_->all_reduce_sum_async(tensors, "timed all-reduce of gradient bucket " + std::to_string(i)));
+  }
+  // The tables as the last step sent them: the row exchange and the rows' all-reduce.
+  for (const RowSparse& table : row_sparse_) {
+    const std::string rows(static_cast<size_t>(table.last_rows + 1) * sizeof(int64_t), '\0');
+    comm_->all_gather_string(rows, "timed exchange of the touched rows of " + table.name);
+    std::vector<at::Tensor> values{at::zeros({table.last_rows, table.param.size(1)}, table.param.options())};
+    comm_->all_reduce_sum(values, "timed all-reduce of the touched rows of " + table.name);
   }
   for (auto& work : works) work->wait();
   return seconds_since(start);

@@ -477,6 +477,11 @@ TEST(DdpGradientSync, BertTinyGradientsAreTheMeanAndBucketsOverlapBackward) {
   for (int r = 0; r < 2; ++r) {
     EXPECT_GT(n_buckets[r], 2u);
     EXPECT_EQ(stats[r].buckets_launched_in_backward, kSteps * static_cast<int64_t>(n_buckets[r]));
+    // The word embeddings (30522 rows) travel as the rows the two batches touched, and the mean above is
+    // still exact.
+    EXPECT_EQ(stats[r].row_sparse_dense_rows, kSteps * 30522);
+    EXPECT_GT(stats[r].row_sparse_rows, 0);
+    EXPECT_LT(stats[r].row_sparse_rows, stats[r].row_sparse_dense_rows / 10);
     std::cout << "bert-tiny rank " << r << ": " << n_buckets[r] << " buckets of <= 0.5 MiB, "
               << stats[r].all_reduce_bytes / kSteps / 1e6 << " MB per step; communication alone "
               << alone[r] * 1e3 << " ms; backward " << backward_seconds[r] / kSteps * 1e3
