@@ -96,6 +96,7 @@ int run_benchmark(const BenchmarkOptions& o) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
   std::vector<double> forward, backward, optim, step, sync_wait;
+  std::vector<double> backward_end;  // steady-clock ms at the end of each timed backward
   for (int s = 0; s < o.warmup + o.steps; ++s) {
     const auto t0 = Clock::now();
     at::Tensor loss = model->forward(ids, mask, {}, labels).loss;
@@ -114,6 +115,7 @@ int run_benchmark(const BenchmarkOptions& o) {
     forward.push_back(ms(t0, t1));
     backward.push_back(ms(t1, t_backward));
     sync_wait.push_back(ms(t_backward, t2));
+    backward_end.push_back(std::chrono::duration<double, std::milli>(t_backward.time_since_epoch()).count());
     optim.push_back(ms(t2, t3));
     step.push_back(ms(t0, t3));
   }
@@ -125,6 +127,26 @@ int run_benchmark(const BenchmarkOptions& o) {
     for (int i = 0; i < std::max(3, o.steps / 2); ++i) alone.push_back(ddp->time_communication_alone() * 1e3);
     const double alone_ms = median(alone);
     const double exposed_ms = median(sync_wait);
+    // Part of the wait is the other rank finishing its backward later (skew), not communication. On one
+    // machine every rank reads the same monotonic clock, so each step's skew is the latest backward end over
+    // ranks minus this rank's.
+    if (context.env.local_world_size == context.env.world_size) {
+      const std::string mine(reinterpret_cast<const char*>(backward_end.data()),
+                             backward_end.size() * sizeof(double));
+      const auto all = context.comm->all_gather_string(mine, "benchmark: backward end times");
+      std::vector<double> skew, beyond_skew;
+      for (size_t k = 0; k < backward_end.size(); ++k) {
+        double latest = backward_end[k];
+        for (const std::string& part : all)
+          latest = std::max(latest, reinterpret_cast<const double*>(part.data())[k]);
+        skew.push_back(latest - backward_end[k]);
+        beyond_skew.push_back(std::max(0.0, sync_wait[k] - skew.back()));
+      }
+      const double comm_ms = median(beyond_skew);
+      comm["skew_ms"] = median(skew);
+      comm["exposed_comm_beyond_skew_ms"] = comm_ms;
+      comm["hidden_fraction_beyond_skew"] = alone_ms > 0 ? std::max(0.0, 1.0 - comm_ms / alone_ms) : 0.0;
+    }
     comm["world_size"] = context.env.world_size;
     comm["buckets"] = ddp->buckets().size();
     const dist::DdpStats stats = ddp->stats();

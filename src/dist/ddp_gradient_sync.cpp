@@ -47,6 +47,27 @@ void broadcast_flat(Communicator& comm, const std::vector<at::Tensor>& tensors, 
   }
 }
 
+// The rows of a (V, H) gradient with any non-zero entry, ascending. A float32 CPU table is scanned once at
+// memory speed (torch's ne(0).any(1) takes ~8x longer for a 30522 x 256 table on one thread), ORing each
+// row's magnitude bits so that -0.0 counts as zero, as it compares.
+std::vector<int64_t> nonzero_rows(const at::Tensor& grad) {
+  std::vector<int64_t> rows;
+  if (grad.device().is_cpu() && grad.scalar_type() == at::kFloat && grad.is_contiguous()) {
+    const int64_t n = grad.size(0), width = grad.size(1);
+    const auto* bits = reinterpret_cast<const uint32_t*>(grad.data_ptr<float>());
+    for (int64_t row = 0; row < n; ++row) {
+      const uint32_t* values = bits + row * width;
+      uint32_t any = 0;
+      for (int64_t j = 0; j < width; ++j) any |= values[j] & 0x7fffffffu;
+      if (any != 0) rows.push_back(row);
+    }
+    return rows;
+  }
+  const at::Tensor found = grad.ne(0).any(1).nonzero().view({-1}).to(at::kCPU).contiguous();
+  rows.assign(found.data_ptr<int64_t>(), found.data_ptr<int64_t>() + found.numel());
+  return rows;
+}
+
 }  // namespace
 
 struct DdpGradientSync::Slot {
@@ -231,8 +252,10 @@ void DdpGradientSync::copy_into_bucket(const Slot& slot) {
   const at::Tensor& grad = slot.param.grad();
   Bucket& bucket = buckets_[slot.bucket];
   at::Tensor view = bucket.flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+  // Scaled by 1 / world on the way in (during backward, where it hides), so the all-reduced sum is the mean.
   if (grad.defined())
-    view.copy_(grad);
+    at::mul_out(view, grad,
+                at::scalar_tensor(1.0 / static_cast<double>(comm_->world_size()), grad.options()));
   else
     view.zero_();
 }
@@ -353,17 +376,12 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
     }
   }
 
-  // Sum -> mean, then back into the parameters' grads.
-  const double world = static_cast<double>(comm_->world_size());
-  for (Bucket& bucket : buckets_) bucket.flat.narrow(0, 0, bucket.numel).div_(world);
-  for (Slot& slot : slots_) {
-    at::Tensor mean =
+  // Each gradient becomes a view of its bucket (torch DDP's gradient_as_bucket_view): no copy back after the
+  // all-reduce. The next step's hook copies a fresh gradient in again (or onto itself, when the caller kept
+  // the gradients instead of resetting them to none).
+  for (Slot& slot : slots_)
+    slot.param.mutable_grad() =
         buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
-    if (slot.param.grad().defined())
-      slot.param.mutable_grad().copy_(mean);
-    else
-      slot.param.mutable_grad() = mean.clone();
-  }
 
   BERTH_CHECK(repeated.empty(), "DDP: the gradient of '", repeated.front(), "'",
               repeated.size() > 1 ? " (and " : "",
@@ -406,8 +424,8 @@ void DdpGradientSync::reduce_row_sparse(bool& any_rank_missing) {
     const bool missing = !param.grad().defined();
     std::vector<int64_t> payload{missing ? 1 : 0};  // [missing, rows...]
     if (!missing) {
-      const at::Tensor rows = param.grad().ne(0).any(1).nonzero().view({-1}).to(at::kCPU).contiguous();
-      payload.insert(payload.end(), rows.data_ptr<int64_t>(), rows.data_ptr<int64_t>() + rows.numel());
+      const std::vector<int64_t> rows = nonzero_rows(param.grad());
+      payload.insert(payload.end(), rows.begin(), rows.end());
     }
     const std::string bytes(reinterpret_cast<const char*>(payload.data()), payload.size() * sizeof(int64_t));
     const auto parts = comm_->all_gather_string(bytes, "exchange of the touched rows of " + table.name);

@@ -89,7 +89,8 @@ class DdpGradientSync final : public train::GradientSync {
   std::vector<DdpBucketInfo> buckets() const;
   // Communication alone: all-reduces every bucket once (all launched, then all awaited) with no backward to
   // hide behind, and returns the seconds it took. Collective (every rank calls it); call it between steps,
-  // it overwrites the bucket buffers. Not counted in stats().
+  // it overwrites the bucket buffers, which the parameters' gradients are views of after finish_gradients.
+  // Not counted in stats().
   double time_communication_alone();
 
  private:
