@@ -15,8 +15,8 @@ presets=${PRESETS:-bert-mini}
 batch=${BATCH:-8}
 seq=${SEQ:-128}
 export OMP_WAIT_POLICY=PASSIVE
-field() { sed "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/" <<<"$2"; }
-median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# shellcheck source=bench/json_fields.sh
+source "$here/json_fields.sh"
 for preset in $presets; do
   args=(--model-preset "$preset" --batch-size "$batch" --seq-len "$seq" --steps "$steps" --threads "$threads")
   ratios=""
