@@ -183,8 +183,12 @@ class DataLoader::Epoch {
 namespace {
 
 DistributedSamplerOptions sampler_options(const TokenizedDataset& dataset, const DataLoaderOptions& options) {
-  DistributedSamplerOptions sampler{options.rank, options.world_size, options.seed, options.shuffle,
-                                    options.drop_last};
+  DistributedSamplerOptions sampler;
+  sampler.rank = options.rank;
+  sampler.world_size = options.world_size;
+  sampler.seed = options.seed;
+  sampler.shuffle = options.shuffle;
+  sampler.drop_last = options.drop_last;
   if (options.group_by_length && options.shuffle) {
     sampler.lengths.reserve(dataset.size());
     for (size_t row = 0; row < dataset.size(); ++row)

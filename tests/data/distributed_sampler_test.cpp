@@ -18,6 +18,18 @@
 
 namespace {
 
+// The five basic fields; length grouping stays off.
+berth::data::DistributedSamplerOptions make_options(size_t rank, size_t world, uint64_t seed, bool shuffle,
+                                                    bool drop_last) {
+  berth::data::DistributedSamplerOptions options;
+  options.rank = rank;
+  options.world_size = world;
+  options.seed = seed;
+  options.shuffle = shuffle;
+  options.drop_last = drop_last;
+  return options;
+}
+
 using berth::data::DistributedSampler;
 using berth::data::DistributedSamplerOptions;
 
@@ -58,7 +70,7 @@ TEST(DistributedSampler, PartitionsAreEqualDisjointAndCovering) {
         std::map<size_t, size_t> seen;
         size_t per_rank = 0;
         for (size_t rank = 0; rank < world; ++rank) {
-          DistributedSamplerOptions options{rank, world, 7, true, drop_last};
+          DistributedSamplerOptions options = make_options(rank, world, 7, true, drop_last);
           const std::vector<size_t> mine = indices(n, options, 3);
           if (rank == 0) per_rank = mine.size();
           EXPECT_EQ(mine.size(), per_rank);
@@ -76,7 +88,7 @@ TEST(DistributedSampler, PartitionsAreEqualDisjointAndCovering) {
           size_t repeats = 0;
           for (const auto& [row, count] : seen) repeats += count - 1;
           EXPECT_EQ(repeats, per_rank * world - n);
-          DistributedSampler sampler(n, {0, world, 7, true, drop_last});
+          DistributedSampler sampler(n, make_options(0, world, 7, true, drop_last));
           sampler.set_epoch(3);
           const std::vector<size_t> order = sampler.global_order();
           for (size_t i = n; i < order.size(); ++i) EXPECT_EQ(order[i], order[i % n]);
@@ -87,31 +99,29 @@ TEST(DistributedSampler, PartitionsAreEqualDisjointAndCovering) {
 }
 
 TEST(DistributedSampler, EpochAndSeedDecideTheOrder) {
-  const DistributedSamplerOptions options{0, 1, 5, true, false};
+  const DistributedSamplerOptions options = make_options(0, 1, 5, true, false);
   const std::vector<size_t> epoch0 = indices(50, options, 0);
   EXPECT_EQ(indices(50, options, 0), epoch0);
   EXPECT_NE(indices(50, options, 1), epoch0);
-  EXPECT_NE(indices(50, {0, 1, 6, true, false}, 0), epoch0);
+  EXPECT_NE(indices(50, make_options(0, 1, 6, true, false), 0), epoch0);
   std::vector<size_t> sorted = epoch0;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);
   // torch seeds with seed + epoch, so seed 5 at epoch 1 is seed 6 at epoch 0
-  EXPECT_EQ(indices(50, options, 1), indices(50, {0, 1, 6, true, false}, 0));
+  EXPECT_EQ(indices(50, options, 1), indices(50, make_options(0, 1, 6, true, false), 0));
 
   std::vector<size_t> in_order(50);
   for (size_t i = 0; i < in_order.size(); ++i) in_order[i] = i;
-  EXPECT_EQ(indices(50, {0, 1, 5, false, false}, 4), in_order);
+  EXPECT_EQ(indices(50, make_options(0, 1, 5, false, false), 4), in_order);
 }
 
 TEST(DistributedSampler, BadRankOrWorldSize) {
-  berth::testing::expect_contains(berth::testing::error_text([] {
-                                    DistributedSampler(10, {2, 2, 0, true, false});
-                                  }),
-                                  {"rank 2 is out of range for world_size 2", "Fix: set RANK to 0..1"});
-  berth::testing::expect_contains(berth::testing::error_text([] {
-                                    DistributedSampler(10, {0, 0, 0, true, false});
-                                  }),
-                                  {"world_size must be at least 1, found 0"});
+  berth::testing::expect_contains(
+      berth::testing::error_text([] { DistributedSampler(10, make_options(2, 2, 0, true, false)); }),
+      {"rank 2 is out of range for world_size 2", "Fix: set RANK to 0..1"});
+  berth::testing::expect_contains(
+      berth::testing::error_text([] { DistributedSampler(10, make_options(0, 0, 0, true, false)); }),
+      {"world_size must be at least 1, found 0"});
 }
 
 }  // namespace
