@@ -261,5 +261,30 @@ TEST_F(DdpTraining, HyperparameterSearchRunsTheSameTrialsOnEveryRank) {
   EXPECT_EQ(trials, 2);
 }
 
+TEST_F(DdpTraining, BadLauncherSettingsNameTheVariableAndTheFix) {
+  const auto timeout =
+      run_program(kCli + " " + train_args(dir.file("bad"), {4}), true,
+                  "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
+                  "MASTER_PORT=29999 BERTH_RENDEZVOUS_TIMEOUT=soon",
+                  60);
+  EXPECT_EQ(timeout.exit_code, 2) << timeout.output;
+  EXPECT_TRUE(
+      contains(timeout.output, "BERTH_RENDEZVOUS_TIMEOUT='soon' is not a positive number of seconds. Fix:"))
+      << timeout.output;
+  const auto device = run_program(kCli + " " + train_args(dir.file("bad"), {4}) + " --device meta", true,
+                                  "BERTH_DEVICE=cpu", 60);
+  EXPECT_EQ(device.exit_code, 2) << device.output;
+  EXPECT_TRUE(contains(device.output,
+                       "this rank's device is cpu (BERTH_DEVICE, set by `berth launch --device`) but "
+                       "the training arguments ask for meta. Fix:"))
+      << device.output;
+  const auto nested = run_program(kCli + " " + train_args(dir.file("bad"), {4}) + " --nproc-per-node 2", true,
+                                  "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2", 60);
+  EXPECT_EQ(nested.exit_code, 2) << nested.output;
+  EXPECT_TRUE(contains(nested.output,
+                       "but this process already is one (RANK/WORLD_SIZE are set by a launcher). Fix:"))
+      << nested.output;
+}
+
 }  // namespace
 }  // namespace berth
