@@ -92,6 +92,7 @@ struct DdpGradientSync::Bucket {
   at::Tensor flat;               // [numel (+1 unused-parameter flag)]
   int64_t numel = 0;             // gradient elements, without the flag
   bool has_unused_flag = false;  // the last bucket carries how many ranks miss a gradient
+  at::Tensor inverse_world;      // 1 / world_size, made once rather than at every hook
   size_t pending = 0;            // slots not yet ready this step
   std::unique_ptr<PendingWork> work;
 };
@@ -212,6 +213,7 @@ void DdpGradientSync::prepare(torch::nn::Module& model) {
     // that missed a gradient. Its sum tells every rank, in the same collective, that the step must fail.
     bucket.has_unused_flag = !options_.find_unused_parameters && i + 1 == buckets_.size();
     bucket.flat = at::zeros({bucket.numel + (bucket.has_unused_flag ? 1 : 0)}, first.options());
+    bucket.inverse_world = at::scalar_tensor(1.0 / static_cast<double>(comm_->world_size()), first.options());
   }
 
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -254,8 +256,7 @@ void DdpGradientSync::copy_into_bucket(const Slot& slot) {
   at::Tensor view = bucket.flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
   // Scaled by 1 / world on the way in (during backward, where it hides), so the all-reduced sum is the mean.
   if (grad.defined())
-    at::mul_out(view, grad,
-                at::scalar_tensor(1.0 / static_cast<double>(comm_->world_size()), grad.options()));
+    at::mul_out(view, grad, bucket.inverse_world);
   else
     view.zero_();
 }
