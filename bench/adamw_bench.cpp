@@ -1,5 +1,6 @@
-// Times one AdamW step over BERT-base-sized parameters: berth's fused AdamW, its torch-ops path and
-// torch::optim::AdamW, against a STREAM-like loop moving the same bytes (the memory-bandwidth bound).
+// Times one AdamW step over BERT-base's 109.5M float32 parameters, as one flat buffer and as its 201 tensors:
+// berth's fused kernel (each ISA this CPU has), berth::optim::AdamW and torch::optim::AdamW, against a
+// STREAM-like loop moving the same bytes (the memory-bandwidth bound), all in the same run on the same data.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -7,11 +8,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "berth/optim/adamw.h"
+#include "berth/optim/adamw_kernel.h"
 
 namespace {
 
@@ -39,115 +44,201 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// One untimed warm-up call (it allocates optimizer state), then the median of `steps` timed calls, in ms.
-double time_ms(int steps, const std::function<void()>& fn) {
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+double ms_of(const std::function<void()>& fn) {
+  const auto start = std::chrono::steady_clock::now();
   fn();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The variants of one layout, timed in interleaved rounds (one step of each per round) so drift in the
+// machine's load hits them alike; one untimed warm-up round first (it allocates torch's optimizer state).
+struct Variant {
+  std::string key;    // JSON field prefix
+  std::string label;  // table row
+  std::function<void()> step;
   std::vector<double> ms;
-  for (int i = 0; i < steps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return median(ms);
+};
+
+void time_rounds(std::vector<Variant>& variants, int reps) {
+  for (Variant& v : variants) v.step();
+  for (int r = 0; r < reps; ++r)
+    for (Variant& v : variants) v.ms.push_back(ms_of(v.step));
 }
 
 // Reads p, g, m, v and writes p, m, v once per element, as AdamW must at the least: 16 + 12 = 28 bytes.
-void stream_loop(std::vector<at::Tensor>& p, const std::vector<at::Tensor>& g, std::vector<at::Tensor>& m,
-                 std::vector<at::Tensor>& v) {
-  for (std::size_t t = 0; t < p.size(); ++t) {
-    float* pp = p[t].data_ptr<float>();
-    const float* gp = g[t].data_ptr<float>();
-    float* mp = m[t].data_ptr<float>();
-    float* vp = v[t].data_ptr<float>();
-    at::parallel_for(0, p[t].numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float gi = gp[i];
-        pp[i] = 0.5f * pp[i] + 0.25f * gi;
-        mp[i] = 0.5f * mp[i] + 0.25f * gi;
-        vp[i] = 0.5f * vp[i] + 0.25f * gi;
-      }
-    });
+// Split like the kernel: one contiguous chunk per thread.
+void stream_loop(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                 int64_t n) {
+  const int64_t threads = std::max(1, at::get_num_threads());
+  at::parallel_for(0, n, std::max<int64_t>(1 << 15, (n + threads - 1) / threads),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t i = begin; i < end; ++i) {
+                       const float gi = g[i];
+                       p[i] = 0.5f * p[i] + 0.25f * gi;
+                       m[i] = 0.5f * m[i] + 0.25f * gi;
+                       v[i] = 0.5f * v[i] + 0.25f * gi;
+                     }
+                   });
+}
+
+struct Buffers {
+  std::vector<at::Tensor> p, g, m, v;
+};
+
+Buffers make_buffers(const std::vector<std::vector<int64_t>>& shapes) {
+  Buffers b;
+  for (const auto& shape : shapes) {
+    b.p.push_back(torch::randn(shape).mul_(0.02));
+    b.g.push_back(torch::randn(shape).mul_(1e-3));
+    b.m.push_back(torch::zeros(shape));
+    b.v.push_back(torch::zeros(shape));
   }
+  return b;
+}
+
+void each_tensor(Buffers& b, const std::function<void(float*, const float*, float*, float*, int64_t)>& fn) {
+  for (std::size_t t = 0; t < b.p.size(); ++t)
+    fn(b.p[t].data_ptr<float>(), b.g[t].data_ptr<float>(), b.m[t].data_ptr<float>(), b.v[t].data_ptr<float>(),
+       b.p[t].numel());
+}
+
+// torch::optim::AdamW over `params` (grads already attached), with weight decay 0.01 on matrices and 0 on
+// vectors, as HF Trainer groups them.
+std::unique_ptr<torch::optim::AdamW> torch_adamw(const std::vector<at::Tensor>& params, double lr) {
+  std::vector<at::Tensor> decay, no_decay;
+  for (const at::Tensor& p : params) (p.dim() > 1 ? decay : no_decay).push_back(p);
+  torch::optim::AdamWOptions decay_options(lr), no_decay_options(lr);
+  decay_options.weight_decay(0.01);
+  no_decay_options.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(decay_options));
+  if (!no_decay.empty())
+    groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(no_decay_options));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), decay_options);
+}
+
+// Prints the layout's table and returns its JSON fields.
+std::string report(const std::string& layout, const std::vector<Variant>& variants, double bytes) {
+  const double bound_ms = median(variants.at(0).ms);
+  double torch_ms = 0;
+  for (const Variant& v : variants)
+    if (v.key == "torch") torch_ms = median(v.ms);
+  std::printf("\n%s\n%-36s %9s %9s %9s %10s %9s\n", layout.c_str(), "", "ms/step", "min ms", "GB/s",
+              "% of bound", "vs torch");
+  std::string json;
+  for (const Variant& v : variants) {
+    const double ms = median(v.ms);
+    const double min_ms = *std::min_element(v.ms.begin(), v.ms.end());
+    std::printf("%-36s %9.1f %9.1f %9.1f %9.1f%% %8.2fx\n", v.label.c_str(), ms, min_ms, bytes / ms / 1e6,
+                100.0 * bound_ms / ms, torch_ms / ms);
+    char field[256];
+    std::snprintf(field, sizeof field, ", \"%s_%s_ms\": %.2f, \"%s_%s_pct_bound\": %.1f", layout.c_str(),
+                  v.key.c_str(), ms, layout.c_str(), v.key.c_str(), 100.0 * bound_ms / ms);
+    json += field;
+  }
+  return json;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int threads = arg_int(argc, argv, "--threads", 0);
-  const int steps = arg_int(argc, argv, "--steps", 5);
-  if (threads > 0) at::set_num_threads(threads);
+  // All cores by default: libtorch's own default here is 1 intra-op thread.
+  const int threads =
+      arg_int(argc, argv, "--threads", static_cast<int>(std::max(1U, std::thread::hardware_concurrency())));
+  const int reps = arg_int(argc, argv, "--reps", 11);
+  at::set_num_threads(threads);
   torch::NoGradGuard no_grad;
-
-  std::vector<at::Tensor> params;
-  std::vector<at::Tensor> grads;
-  std::vector<std::string> names;
+  const std::vector<std::vector<int64_t>> shapes = bert_base_shapes();
   int64_t numel = 0;
-  for (const auto& shape : bert_base_shapes()) {
-    params.push_back(torch::randn(shape).mul_(0.02).requires_grad_(true));
-    grads.push_back(torch::randn(shape).mul_(1e-3));
-    params.back().mutable_grad() = grads.back();
-    names.push_back("p" + std::to_string(names.size()));
-    numel += params.back().numel();
-  }
-  // Two groups as HF Trainer makes them: 1-D tensors (biases, LayerNorm) without weight decay.
-  berth::optim::NamedParamGroup decay{{}, {}, 0.01};
-  berth::optim::NamedParamGroup no_decay{{}, {}, 0.0};
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    auto& group = params[i].dim() > 1 ? decay : no_decay;
-    group.names.push_back(names[i]);
-    group.params.push_back(params[i]);
-  }
+  for (const auto& s : shapes) numel += c10::multiply_integers(s);
   const double bytes = 28.0 * static_cast<double>(numel);
-  std::printf(
-      "AdamW step over BERT-base-sized parameters: %zu tensors, %lld floats; %d threads; "
-      "median of %d steps\n",
-      params.size(), static_cast<long long>(numel), at::get_num_threads(), steps);
-  std::printf(
-      "bound: a STREAM-like loop reading p, g, m, v and writing p, m, v (28 B/param, %.2f GB/step)\n\n",
-      bytes / 1e9);
+  const std::vector<std::string> isas = berth::optim::adamw_kernel_available_isas();
+  const double lr = 5e-5;
+  const berth::optim::AdamWStepScalars decay_scalars =
+      berth::optim::adamw_scalars(lr, 0.9, 0.999, 1e-8, 0.01, 1);
+  const std::string load_before = load_average();
 
-  // One optimizer's state alive at a time (each holds 2 x 438 MB).
-  double stream_ms = 0;
-  {
-    std::vector<at::Tensor> m, v;
-    for (const at::Tensor& p : params) {
-      m.push_back(torch::zeros_like(p));
-      v.push_back(torch::zeros_like(p));
+  std::printf(
+      "AdamW step over BERT-base's parameters: %lld floats, as 1 flat buffer and as %zu tensors; %d "
+      "threads;\n"
+      "median of %d interleaved rounds; dispatched ISA %s; load average before: %s\n",
+      static_cast<long long>(numel), shapes.size(), at::get_num_threads(), reps,
+      berth::optim::adamw_kernel_isa().c_str(), load_before.c_str());
+  std::printf("bound: a STREAM-like loop reading p, g, m, v and writing p, m, v (28 B/param, %.2f GB/step)\n",
+              bytes / 1e9);
+
+  std::string json = "{\"bench\": \"adamw\", \"numel\": " + std::to_string(numel) +
+                     ", \"tensors\": " + std::to_string(shapes.size()) +
+                     ", \"threads\": " + std::to_string(at::get_num_threads()) +
+                     ", \"reps\": " + std::to_string(reps);
+  {  // one flat buffer (what ZeRO shards and offload step)
+    Buffers b = make_buffers({{numel}});
+    float* p = b.p[0].data_ptr<float>();
+    const float* g = b.g[0].data_ptr<float>();
+    float* m = b.m[0].data_ptr<float>();
+    float* v = b.v[0].data_ptr<float>();
+    std::vector<Variant> variants;
+    variants.push_back({"bound", "STREAM-like bound", [&] { stream_loop(p, g, m, v, numel); }, {}});
+    for (const std::string& isa : isas)
+      variants.push_back(
+          {isa,
+           "berth adamw_step_flat (" + isa + ")",
+           [&, isa] { berth::optim::adamw_step_flat_isa(isa, p, g, m, v, numel, decay_scalars); },
+           {}});
+    b.p[0].mutable_grad() = b.g[0];
+    std::unique_ptr<torch::optim::AdamW> theirs = torch_adamw({b.p[0]}, lr);
+    variants.push_back({"torch", "torch::optim::AdamW", [&] { theirs->step(); }, {}});
+    time_rounds(variants, reps);
+    json += report("flat", variants, bytes);
+  }
+  {  // BERT-base's 201 tensors, separately allocated (what the replicated optimizer steps)
+    Buffers b = make_buffers(shapes);
+    std::vector<Variant> variants;
+    variants.push_back({"bound",
+                        "STREAM-like bound",
+                        [&] {
+                          each_tensor(b, [](float* p, const float* g, float* m, float* v, int64_t n) {
+                            stream_loop(p, g, m, v, n);
+                          });
+                        },
+                        {}});
+    for (const std::string& isa : isas)
+      variants.push_back({isa,
+                          "berth adamw_step_flat (" + isa + ")",
+                          [&, isa] {
+                            each_tensor(b, [&](float* p, const float* g, float* m, float* v, int64_t n) {
+                              berth::optim::adamw_step_flat_isa(isa, p, g, m, v, n, decay_scalars);
+                            });
+                          },
+                          {}});
+    berth::optim::NamedParamGroup decay{{}, {}, 0.01};
+    berth::optim::NamedParamGroup no_decay{{}, {}, 0.0};
+    for (std::size_t i = 0; i < b.p.size(); ++i) {
+      b.p[i].mutable_grad() = b.g[i];
+      auto& group = b.p[i].dim() > 1 ? decay : no_decay;
+      group.names.push_back("p" + std::to_string(i));
+      group.params.push_back(b.p[i]);
     }
-    stream_ms = time_ms(steps, [&] { stream_loop(params, grads, m, v); });
+    berth::optim::AdamWOptions options;
+    options.lr = lr;
+    berth::optim::AdamW ours({decay, no_decay}, options);
+    variants.push_back({"berth_adamw", "berth::optim::AdamW (dispatched)", [&] { ours.step(); }, {}});
+    std::unique_ptr<torch::optim::AdamW> theirs = torch_adamw(b.p, lr);
+    variants.push_back({"torch", "torch::optim::AdamW", [&] { theirs->step(); }, {}});
+    time_rounds(variants, reps);
+    json += report("tensors", variants, bytes);
+    if (ours.fallback_updates() != 0) std::printf("warning: berth's fused path was not taken everywhere\n");
   }
-  berth::optim::AdamWOptions options;
-  double fused_ms = 0, ops_ms = 0, torch_ms = 0;
-  {
-    berth::optim::AdamW fused({decay, no_decay}, options);
-    fused_ms = time_ms(steps, [&] { fused.step(); });
-    if (fused.fallback_updates() != 0) std::printf("warning: the fused path was not taken everywhere\n");
-  }
-  {
-    berth::optim::AdamW ops({decay, no_decay}, options);
-    ops.set_fused_enabled(false);
-    ops_ms = time_ms(steps, [&] { ops.step(); });
-  }
-  {
-    torch::optim::AdamWOptions decay_options(options.lr);
-    decay_options.weight_decay(0.01);
-    torch::optim::AdamWOptions no_decay_options(options.lr);
-    no_decay_options.weight_decay(0.0);
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decay.params, std::make_unique<torch::optim::AdamWOptions>(decay_options));
-    groups.emplace_back(no_decay.params, std::make_unique<torch::optim::AdamWOptions>(no_decay_options));
-    torch::optim::AdamW theirs(std::move(groups), decay_options);
-    torch_ms = time_ms(steps, [&] { theirs.step(); });
-  }
-
-  auto row = [&](const char* what, double ms) {
-    std::printf("%-34s %9.1f ms  %6.1f GB/s  %5.2fx the bound  %5.2fx faster than torch\n", what, ms,
-                bytes / ms / 1e6, ms / stream_ms, torch_ms / ms);
-  };
-  std::printf("%-34s %9s     %11s  %16s\n", "", "per step", "28 B/param", "");
-  row("STREAM-like bound", stream_ms);
-  row("berth AdamW (fused)", fused_ms);
-  row("berth AdamW (torch-ops path)", ops_ms);
-  row("torch::optim::AdamW", torch_ms);
+  const std::string load_after = load_average();
+  std::printf("\nload average after: %s\n", load_after.c_str());
+  json += ", \"load_before\": \"" + load_before + "\", \"load_after\": \"" + load_after + "\"}";
+  std::printf("%s\n", json.c_str());
   return 0;
 }

@@ -25,5 +25,7 @@ CommandAction add_data_command(CLI::App& app);
 CommandAction add_train_command(CLI::App& app);
 CommandAction add_eval_command(CLI::App& app);
 CommandAction add_launch_command(CLI::App& app);
+CommandAction add_estimate_memory_command(CLI::App& app);
+CommandAction add_export_command(CLI::App& app);
 
 }  // namespace berth::cli

@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
       {"train", berth::cli::add_train_command(app)},
       {"eval", berth::cli::add_eval_command(app)},
       {"launch", berth::cli::add_launch_command(app)},
+      {"estimate-memory", berth::cli::add_estimate_memory_command(app)},
+      {"export", berth::cli::add_export_command(app)},
   };
 
   try {

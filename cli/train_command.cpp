@@ -204,6 +204,7 @@ int run_train(const TrainCommandOptions& options) {
     out << "distributed: " << context.env.world_size << " ranks (" << to_string(context.env.source) << ", "
         << context.comm->backend_name() << "), rank 0 on " << args.device << "\n";
   }
+  if (context.zero.stage > 0) out << "sharding: " << dist::describe_zero(context.zero) << "\n";
   resume_after_restart(args, out);
 
   const std::string tokenizer_dir = options.tokenizer.empty() ? options.model : options.tokenizer;

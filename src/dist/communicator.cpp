@@ -415,6 +415,40 @@ class C10dCommunicator : public Communicator {
     return result;
   }
 
+  std::unique_ptr<PendingWork> reduce_sum_async(at::Tensor& tensor, int root,
+                                                const std::string& what) override {
+    check_root(root, what);
+    BERTH_CHECK(tensor.is_contiguous(), what, ": reduce needs a contiguous tensor");
+    std::vector<at::Tensor> args{tensor};
+    c10::intrusive_ptr<c10d::Work> work;
+    try {
+      c10d::ReduceOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      opts.rootRank = root;
+      work = group_->reduce(args, opts);
+    } catch (const std::exception& e) {
+      shared_->fail(what, e);
+    }
+    return std::make_unique<C10dWork>(shared_, std::move(work), what, at::Tensor(),
+                                      std::vector<at::Tensor>{});
+  }
+
+  void all_gather(const at::Tensor& input, std::vector<at::Tensor>& outputs,
+                  const std::string& what) override {
+    BERTH_CHECK(static_cast<int>(outputs.size()) == world_size(), what, ": all_gather needs ", world_size(),
+                " outputs, found ", outputs.size());
+    std::vector<at::Tensor> inputs{input.contiguous()};
+    std::vector<std::vector<at::Tensor>> lists(1);
+    for (const at::Tensor& out : outputs) lists[0].push_back(at::empty_like(inputs[0]));
+    try {
+      auto work = group_->allgather(lists, inputs);
+      work->wait();
+    } catch (const std::exception& e) {
+      shared_->fail(what, e);
+    }
+    for (size_t r = 0; r < outputs.size(); ++r) outputs[r].copy_(lists[0][r].view(outputs[r].sizes()));
+  }
+
   std::string broadcast_string(const std::string& value, int root, const std::string& what) override {
     check_root(root, what);
     std::vector<at::Tensor> length{at::full({1}, rank() == root ? static_cast<int64_t>(value.size()) : 0,
@@ -629,6 +663,30 @@ std::vector<double> Communicator::all_reduce_sum(const std::vector<double>& valu
   all_reduce_sum(args, what);
   const at::Tensor out = args[0].cpu();
   return std::vector<double>(out.data_ptr<double>(), out.data_ptr<double>() + out.numel());
+}
+
+std::unique_ptr<PendingWork> Communicator::reduce_sum_async(at::Tensor& tensor, int root,
+                                                            const std::string& what) {
+  BERTH_CHECK(root >= 0 && root < world_size(), what, ": reduce root ", root, " is not a rank of this ",
+              world_size(), "-rank run");
+  std::vector<at::Tensor> args{tensor};
+  return all_reduce_sum_async(args, what);
+}
+
+void Communicator::all_gather(const at::Tensor& input, std::vector<at::Tensor>& outputs,
+                              const std::string& what) {
+  const int world = world_size();
+  BERTH_CHECK(static_cast<int>(outputs.size()) == world, what, ": all_gather needs ", world,
+              " outputs, found ", outputs.size());
+  if (world == 1) {
+    outputs[0].copy_(input.view(outputs[0].sizes()));
+    return;
+  }
+  const int64_t n = input.numel();
+  std::vector<at::Tensor> all{at::zeros({world * n}, input.options())};  // [world * n]
+  all[0].narrow(0, rank() * n, n).copy_(input.reshape({-1}));
+  all_reduce_sum(all, what);
+  for (int r = 0; r < world; ++r) outputs[r].copy_(all[0].narrow(0, r * n, n).view(outputs[r].sizes()));
 }
 
 std::vector<std::string> available_backends() {

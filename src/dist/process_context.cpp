@@ -10,6 +10,8 @@
 #include "berth/device/device.h"
 #include "berth/device/rank_device.h"
 #include "berth/dist/ddp_gradient_sync.h"
+#include "berth/dist/zero_gradient_sync.h"
+#include "berth/train/deepspeed_config.h"
 
 namespace berth::dist {
 
@@ -18,6 +20,40 @@ void bind_device(const c10::Device& device) {
   // The virtual guard reaches CUDA through torch's registry, so this compiles (and is never reached) in CPU
   // builds of torch.
   c10::impl::VirtualGuardImpl(device.type()).setDevice(device);
+}
+
+ZeroOptions zero_options_for(const train::TrainingArguments& args, int64_t world_size) {
+  if (args.deepspeed) return train::resolve_deepspeed_config(*args.deepspeed, args, world_size).zero;
+  if (!args.fsdp.empty()) return train::zero_options_from_fsdp(args.fsdp);
+  return {};
+}
+
+std::string describe_zero(const ZeroOptions& zero) {
+  if (zero.stage == 0) return "";
+  std::string details;
+  auto add = [&](const std::string& item) { details += (details.empty() ? "" : ", ") + item; };
+  if (zero.overlap_comm) add("overlap_comm");
+  if (zero.offload_optimizer.enabled())
+    add("offload_optimizer cpu" + std::string(zero.offload_optimizer.pin_memory ? " pinned" : ""));
+  if (zero.offload_param.enabled())
+    add("offload_param cpu" + std::string(zero.offload_param.pin_memory ? " pinned" : ""));
+  return "zero-" + std::to_string(zero.stage) + (details.empty() ? "" : " (" + details + ")");
+}
+
+std::string strategy_for(const train::TrainingArguments& args, int64_t world_size) {
+  const ZeroOptions zero = zero_options_for(args, world_size);
+  return zero.stage > 0 ? "zero-" + std::to_string(zero.stage) : "local";
+}
+
+std::shared_ptr<train::GradientSync> make_gradient_sync(const train::TrainingArguments& args,
+                                                        std::shared_ptr<Communicator> comm) {
+  const ZeroOptions zero = zero_options_for(args, comm->world_size());
+  if (zero.stage > 0) return std::make_shared<ZeroGradientSync>(std::move(comm), zero);
+  if (comm->world_size() == 1) return std::make_shared<train::LocalGradientSync>();
+  DdpOptions ddp;
+  if (args.ddp_bucket_cap_mb) ddp.bucket_cap_mb = static_cast<double>(*args.ddp_bucket_cap_mb);
+  ddp.find_unused_parameters = args.ddp_find_unused_parameters.value_or(false);
+  return std::make_shared<DdpGradientSync>(std::move(comm), ddp);
 }
 
 ProcessContext init_process_context(const train::TrainingArguments& args, const EnvLookup& lookup) {
@@ -42,6 +78,8 @@ ProcessContext init_process_context(const train::TrainingArguments& args, const 
   bind_device(context.device);
   if (!context.env.distributed()) {
     context.comm = make_local_communicator();
+    context.zero = zero_options_for(args, 1);
+    context.gradient_sync = make_gradient_sync(args, context.comm);
     return context;
   }
   CommOptions comm_options;
@@ -59,10 +97,8 @@ ProcessContext init_process_context(const train::TrainingArguments& args, const 
     comm_options.rendezvous_timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   }
   context.comm = init_communicator(context.env, context.device, comm_options);
-  DdpOptions ddp;
-  if (args.ddp_bucket_cap_mb) ddp.bucket_cap_mb = static_cast<double>(*args.ddp_bucket_cap_mb);
-  ddp.find_unused_parameters = args.ddp_find_unused_parameters.value_or(false);
-  context.gradient_sync = std::make_shared<DdpGradientSync>(context.comm, ddp);
+  context.zero = zero_options_for(args, context.comm->world_size());
+  context.gradient_sync = make_gradient_sync(args, context.comm);
   return context;
 }
 

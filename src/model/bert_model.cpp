@@ -282,9 +282,32 @@ BertModelOutput BertModelImpl::forward(const at::Tensor& input_ids, const at::Te
       weight.device());
   at::Tensor mask = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
   at::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
-  at::Tensor hidden =
-      encoder(embeddings(input_ids, types), extended_attention_mask(mask, weight.scalar_type()));
-  return {hidden, pooler(hidden)};
+  at::Tensor extended = extended_attention_mask(mask, weight.scalar_type());
+  if (!hooks_) {
+    at::Tensor hidden = encoder(embeddings(input_ids, types), extended);
+    return {hidden, pooler(hidden)};
+  }
+  // With hooks the encoder's layers run one by one here, so each can be wrapped.
+  LayerHooks& hooks = *hooks_;
+  const std::string& first = hook_blocks_.front();
+  at::Tensor hidden = hooks.after_forward(first, embeddings(hooks.before_forward(first, input_ids), types));
+  for (size_t i = 0; i < encoder->layer->size(); ++i) {
+    const std::string& block = hook_blocks_[i + 1];
+    hidden = hooks.before_forward(block, hidden);
+    hidden = hooks.after_forward(block, encoder->layer[i]->as<BertLayerImpl>()->forward(hidden, extended));
+  }
+  const std::string& last = hook_blocks_.back();
+  return {hidden, hooks.after_forward(last, pooler(hooks.before_forward(last, hidden)))};
+}
+
+void BertModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks, const std::string& prefix) {
+  hooks_ = std::move(hooks);
+  hook_blocks_.clear();
+  if (!hooks_) return;
+  hook_blocks_.push_back(prefix + "embeddings");
+  for (size_t i = 0; i < encoder->layer->size(); ++i)
+    hook_blocks_.push_back(prefix + "encoder.layer." + std::to_string(i));
+  hook_blocks_.push_back(prefix + "pooler");
 }
 
 BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertConfig& bert_config,
@@ -306,9 +329,16 @@ SequenceClassifierOutput BertForSequenceClassificationImpl::forward(const at::Te
   at::Tensor pooled = is_training() && kernels::use_fused(out.pooler_output)
                           ? kernels::dropout(out.pooler_output, dropout->options.p(), true)
                           : dropout(out.pooler_output);
-  at::Tensor logits = classifier(pooled);
+  at::Tensor logits =
+      hooks_ ? hooks_->after_forward("classifier", classifier(hooks_->before_forward("classifier", pooled)))
+             : classifier(pooled);
   if (!labels.defined()) return {logits, {}};
   return {logits, loss(logits, labels)};
+}
+
+void BertForSequenceClassificationImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
+  bert->set_layer_hooks(hooks, "bert.");
+  hooks_ = std::move(hooks);
 }
 
 at::Tensor BertForSequenceClassificationImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {

@@ -327,13 +327,14 @@ void save_model(const torch::nn::Module& module, BertConfig config, const std::s
     BERTH_CHECK(
         t.device().type() != c10::kMeta, "save_pretrained: ", named.name,
         " is on the meta device (it holds no values). Fix: load or initialise the model before saving");
-    // safetensors stores each tensor on its own: two names over one storage would come back as two
-    // independent tensors. BERT classification ties nothing; say so loudly if that ever changes.
-    const void* storage = t.storage().unsafeGetStorageImpl();
+    // safetensors stores each tensor on its own: two names over the same memory would come back as two
+    // independent tensors. BERT classification ties nothing; say so loudly if that ever changes. (Distinct
+    // slices of one buffer, as ZeRO-3 gathers a block's parameters, are not tied.)
+    const void* storage = t.numel() > 0 ? t.data_ptr() : static_cast<const void*>(&named);
     auto [it, fresh] = storages.emplace(storage, named.name);
     BERTH_CHECK(
         fresh, "save_pretrained: ", named.name, " and ", it->second,
-        " share storage (tied weights); safetensors would save them as two unrelated tensors. Fix: untie "
+        " share memory (tied weights); safetensors would save them as two unrelated tensors. Fix: untie "
         "them (clone one) before saving");
     if (named.kind == TensorKind::Parameter && !dtype) dtype = t.scalar_type();
     tensors[named.name] = t.detach();

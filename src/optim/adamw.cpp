@@ -3,7 +3,7 @@
 
 #include "berth/core/compat.h"
 #include "berth/core/error.h"
-#include "optim/adamw_kernel.h"
+#include "berth/optim/adamw_kernel.h"
 
 #include <torch/torch.h>
 
@@ -115,20 +115,11 @@ at::Tensor AdamW::step(LossClosure closure) {
       const double bias_correction2_sqrt = std::sqrt(bias_correction2);
 
       if (fused_enabled_ && fusable(p, grad, exp_avg, exp_avg_sq)) {
-        detail::AdamWScalars s;
-        s.decay = static_cast<float>(1 - lr * weight_decay);
-        s.beta1 = static_cast<float>(beta1);
-        s.one_minus_beta1 = static_cast<float>(1 - beta1);
-        s.beta2 = static_cast<float>(beta2);
-        s.one_minus_beta2 = static_cast<float>(1 - beta2);
-        s.bias_correction2_sqrt = static_cast<float>(bias_correction2_sqrt);
-        s.eps = static_cast<float>(options.eps());
-        s.neg_step_size = static_cast<float>(-step_size);
-        detail::adamw_fused_float(p.data_ptr<float>(), grad.data_ptr<float>(), exp_avg.data_ptr<float>(),
-                                  exp_avg_sq.data_ptr<float>(), p.numel(), s);
-        // Written through raw pointers: bump the version counters as torch's in-place ops would, so autograd
-        // still notices a parameter changed under a saved graph.
-        for (const at::Tensor* t : {&p, &exp_avg, &exp_avg_sq}) t->unsafeGetTensorImpl()->bump_version();
+        // The same double-then-float rounding of the step's scalars as below, through the public kernel
+        // (which bumps the version counters as torch's in-place ops would).
+        const AdamWStepScalars s =
+            adamw_scalars(lr, beta1, beta2, options.eps(), weight_decay, static_cast<int64_t>(st.step()));
+        adamw_step(p, grad, exp_avg, exp_avg_sq, s);
         ++fused_updates_;
         continue;
       }

@@ -1,4 +1,5 @@
-// HF transformers' schedule lambdas (optimization.py) and their state as JSON.
+// HF transformers' schedule lambdas (optimization.py), DeepSpeed's warmup schedules (lr_schedules.py), and
+// their state as JSON.
 #include "berth/optim/lr_scheduler.h"
 
 #include "berth/core/error.h"
@@ -13,12 +14,15 @@
 namespace berth::optim {
 namespace {
 
-constexpr std::array<std::pair<SchedulerType, std::string_view>, 5> kNames{{
+constexpr std::array<std::pair<SchedulerType, std::string_view>, 8> kNames{{
     {SchedulerType::Linear, "linear"},
     {SchedulerType::Cosine, "cosine"},
     {SchedulerType::Constant, "constant"},
     {SchedulerType::ConstantWithWarmup, "constant_with_warmup"},
     {SchedulerType::Polynomial, "polynomial"},
+    {SchedulerType::WarmupLR, "WarmupLR"},
+    {SchedulerType::WarmupDecayLR, "WarmupDecayLR"},
+    {SchedulerType::WarmupCosineLR, "WarmupCosineLR"},
 }};
 
 std::string known_names() {
@@ -33,6 +37,11 @@ double ratio(int64_t a, int64_t b) {
 }
 
 }  // namespace
+
+bool is_deepspeed_scheduler(SchedulerType type) {
+  return type == SchedulerType::WarmupLR || type == SchedulerType::WarmupDecayLR ||
+         type == SchedulerType::WarmupCosineLR;
+}
 
 SchedulerType parse_scheduler_type(std::string_view name) {
   for (const auto& [type, known] : kNames) {
@@ -55,6 +64,18 @@ LrScheduler::LrScheduler(double base_lr, SchedulerOptions options) : base_lr_(ba
               options_.warmup_steps, ". Fix: pass 0 or more warmup steps");
   BERTH_CHECK(options_.total_steps >= 0, "lr scheduler: total_steps must be >= 0, found ",
               options_.total_steps, ". Fix: pass the number of optimizer steps of the run");
+  if (is_deepspeed_scheduler(options_.type)) {
+    // DeepSpeed falls back to "log" with a warning; a typo should not silently change the schedule.
+    BERTH_CHECK(options_.warmup_type == "log" || options_.warmup_type == "linear", "lr scheduler ",
+                to_string(options_.type), ": warmup_type must be \"log\" or \"linear\", found \"",
+                options_.warmup_type, "\". Fix: e.g. \"warmup_type\": \"linear\"");
+    const int64_t warmup = std::max<int64_t>(2, options_.warmup_steps);
+    // DeepSpeed divides by total_num_steps - warmup_num_steps once warmup ends.
+    BERTH_CHECK(options_.type != SchedulerType::WarmupCosineLR || options_.total_steps > warmup,
+                "lr scheduler WarmupCosineLR: total_num_steps (", options_.total_steps,
+                ") must be greater than warmup_num_steps (", warmup,
+                ", at least 2). Fix: train for more steps or warm up for fewer");
+  }
   if (options_.type == SchedulerType::Polynomial) {
     // HF raises the same ValueError in get_polynomial_decay_schedule_with_warmup.
     BERTH_CHECK(options_.lr_end < base_lr_, "lr scheduler: polynomial lr_end (", options_.lr_end,
@@ -80,6 +101,10 @@ double LrScheduler::multiplier(int64_t step) const {
       const double progress = ratio(step - warmup, total - warmup);
       return std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * options_.num_cycles * 2.0 * progress)));
     }
+    case SchedulerType::WarmupLR:
+    case SchedulerType::WarmupDecayLR:
+    case SchedulerType::WarmupCosineLR:
+      return deepspeed_lr(step) / base_lr_;
     case SchedulerType::Polynomial: {
       if (step < warmup) return ratio(step, warmup);
       if (step > total) return options_.lr_end / base_lr_;
@@ -95,7 +120,44 @@ double LrScheduler::multiplier(int64_t step) const {
   return 0;
 }
 
-double LrScheduler::lr_at(int64_t step) const { return base_lr_ * multiplier(step); }
+double LrScheduler::deepspeed_lr(int64_t step) const {
+  // DeepSpeed's last_batch_iteration when optimizer step `step` runs: one scheduler.step() per earlier step.
+  const int64_t iteration = step - 1;
+  const bool cosine = options_.type == SchedulerType::WarmupCosineLR;
+  const double min_lr = options_.warmup_min_lr;
+  const double max_lr = options_.warmup_max_lr < 0 ? base_lr_ : options_.warmup_max_lr;
+  if (iteration < 0) return cosine ? 0.0 : min_lr;  // what the constructor puts in the optimizer
+  const int64_t warmup = std::max<int64_t>(2, options_.warmup_steps);
+  const int64_t total = options_.total_steps;
+  if (iteration < warmup) {
+    const double gamma =
+        options_.warmup_type == "linear"
+            ? static_cast<double>(iteration) / static_cast<double>(warmup)
+            : std::log(static_cast<double>(iteration + 1)) / std::log(static_cast<double>(warmup));
+    if (cosine) return base_lr_ * (options_.warmup_min_ratio + gamma * (1.0 - options_.warmup_min_ratio));
+    return min_lr + (max_lr - min_lr) * gamma;
+  }
+  switch (options_.type) {
+    case SchedulerType::WarmupLR:
+      return max_lr;
+    case SchedulerType::WarmupDecayLR: {
+      const double gamma = std::max(
+          0.0, static_cast<double>(total - iteration) / std::max(1.0, static_cast<double>(total - warmup)));
+      return min_lr + (max_lr - min_lr) * gamma;
+    }
+    default: {
+      const double real_last_step = static_cast<double>(iteration - warmup + 1);
+      const double real_total_steps = static_cast<double>(total - warmup);
+      const double cosine_ratio = (1.0 + std::cos(M_PI * real_last_step / real_total_steps)) / 2.0;
+      return base_lr_ * std::max(0.0, options_.cos_min_ratio + (1.0 - options_.cos_min_ratio) * cosine_ratio);
+    }
+  }
+}
+
+double LrScheduler::lr_at(int64_t step) const {
+  if (is_deepspeed_scheduler(options_.type)) return deepspeed_lr(step);
+  return base_lr_ * multiplier(step);
+}
 
 std::string LrScheduler::state_json() const {
   nlohmann::ordered_json state;
@@ -107,6 +169,13 @@ std::string LrScheduler::state_json() const {
   state["num_cycles"] = options_.num_cycles;
   state["lr_end"] = options_.lr_end;
   state["power"] = options_.power;
+  if (is_deepspeed_scheduler(options_.type)) {
+    state["warmup_type"] = options_.warmup_type;
+    state["warmup_min_lr"] = options_.warmup_min_lr;
+    state["warmup_max_lr"] = options_.warmup_max_lr;
+    state["warmup_min_ratio"] = options_.warmup_min_ratio;
+    state["cos_min_ratio"] = options_.cos_min_ratio;
+  }
   return state.dump();
 }
 
@@ -154,6 +223,16 @@ void LrScheduler::load_state_json(const std::string& json) {
   number("num_cycles", options_.num_cycles);
   number("lr_end", options_.lr_end);
   number("power", options_.power);
+  if (is_deepspeed_scheduler(options_.type)) {
+    const nlohmann::json& warmup_type = field("warmup_type");
+    BERTH_CHECK(warmup_type.is_string() && warmup_type.get<std::string>() == options_.warmup_type,
+                "lr scheduler state: warmup_type is ", warmup_type.dump(), " in the saved state but \"",
+                options_.warmup_type, "\" in this scheduler", fix);
+    number("warmup_min_lr", options_.warmup_min_lr);
+    number("warmup_max_lr", options_.warmup_max_lr);
+    number("warmup_min_ratio", options_.warmup_min_ratio);
+    number("cos_min_ratio", options_.cos_min_ratio);
+  }
   const nlohmann::json& last = field("last_step");
   BERTH_CHECK(last.is_number_integer() && last.get<int64_t>() >= 0,
               "lr scheduler state: last_step must be an integer >= 0, found ", last.dump(),

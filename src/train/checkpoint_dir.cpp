@@ -131,6 +131,26 @@ std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
   return final_path;
 }
 
+std::string create_staging_dir(const std::string& output_dir, int64_t step) {
+  std::error_code error;
+  fs::create_directories(output_dir, error);
+  BERTH_CHECK(!error && fs::is_directory(output_dir), output_dir, ": cannot create the output directory (",
+              error ? error.message() : "a file is in the way", "). Fix: pass a writable --output_dir");
+  return make_temp_dir(output_dir, std::to_string(step) + "-shards");
+}
+
+void move_directory_contents(const std::string& from, const std::string& to) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(from, error)) {
+    const fs::path target = fs::path(to) / entry.path().filename();
+    BERTH_CHECK(::rename(entry.path().c_str(), target.c_str()) == 0, "cannot move ", entry.path().string(),
+                " to ", target.string(), " (", errno_text(),
+                "). Fix: keep the output directory on one file system, shared by every rank");
+  }
+  BERTH_CHECK(!error, from, ": cannot list this staging directory (", error.message(), ")");
+  remove_quietly(from);
+}
+
 std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& output_dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code error;

@@ -20,6 +20,7 @@
 #include "berth/data/data_loader.h"
 #include "berth/data/distributed_sampler.h"
 #include "berth/device/device.h"
+#include "berth/dist/process_context.h"
 #include "berth/io/safetensors.h"
 #include "berth/model/pretrained.h"
 #include "berth/optim/adamw.h"
@@ -32,8 +33,12 @@
 #include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/checkpoint_dir.h"
+#include "berth/train/deepspeed_config.h"
 #include "berth/train/jsonl_log.h"
+#include "berth/train/loss_scaler.h"
+#include "berth/train/memory_estimate.h"
 #include "berth/train/metrics.h"
+#include "berth/train/mixed_precision.h"
 #include "berth/train/progress_reporter.h"
 #include "berth/train/rng_state.h"
 #include "berth/train/training_report.h"
@@ -125,7 +130,9 @@ Trainer::Trainer(TrainerOptions options)
   BERTH_CHECK(!(model_init_ && options.model),
               "Trainer: got both a model and a model_init; the model would be "
               "replaced by model_init's at every train(). Fix: pass only one of them");
-  if (!gradient_sync_) gradient_sync_ = std::make_shared<LocalGradientSync>();
+  // A Trainer built without a process context runs alone: no synchronisation, or ZeRO on one rank when the
+  // arguments ask for it (CPU offload alone makes sense there).
+  if (!gradient_sync_) gradient_sync_ = dist::make_gradient_sync(args_, dist::make_local_communicator());
   callbacks_.add_callback(std::make_shared<DefaultFlowCallback>());
   for (auto& callback : options.callbacks) callbacks_.add_callback(std::move(callback));
   runtime::ThreadOptions threads;
@@ -135,6 +142,26 @@ Trainer::Trainer(TrainerOptions options)
   // machines) and refused by train/evaluate/predict, which need data.
   device_ = resolve_device(parse_device(args_.device), query_cuda());
   run_dir_ = args_.output_dir;
+  std::vector<std::string> warnings;
+  if (args_.deepspeed)
+    deepspeed_ = std::make_shared<DeepSpeedConfig>(
+        resolve_deepspeed_config(*args_.deepspeed, args_, gradient_sync_->world_size(), &warnings));
+  if (is_main_process())
+    for (const auto& warning : warnings) console() << "warning: " << warning << "\n";
+  // The strategy the arguments ask for is the one the gradient sync implements (init_process_context and
+  // make_gradient_sync build it from the same arguments; a hand-made sync must agree).
+  const std::string wanted = dist::strategy_for(args_, gradient_sync_->world_size());
+  BERTH_CHECK(
+      wanted == gradient_sync_->strategy() || (wanted == "local" && gradient_sync_->strategy() == "ddp"),
+      "the training arguments ask for ", wanted, " (", args_.deepspeed ? "deepspeed config" : "fsdp",
+      ") but the Trainer was given a '", gradient_sync_->strategy(),
+      "' gradient sync. Fix: build the sync from the same arguments with "
+      "dist::init_process_context(args) or dist::make_gradient_sync(args, comm)");
+  if (device_.type() != c10::kMeta) {
+    const PrecisionOptions& ds = deepspeed_ ? deepspeed_->precision : PrecisionOptions{};
+    precision_ = resolve_precision(args_.fp16 || ds.precision == Precision::fp16,
+                                   args_.bf16 || ds.precision == Precision::bf16, device_, ds.loss_scale);
+  }
   if (model_init_) {
     model_ = build_model(nullptr);
   } else {
@@ -204,18 +231,52 @@ void Trainer::place_model() {
 }
 
 void Trainer::create_optimizer_and_scheduler(int64_t max_steps) {
-  optim::AdamWOptions options;
-  options.lr = args_.learning_rate;
-  options.beta1 = args_.adam_beta1;
-  options.beta2 = args_.adam_beta2;
-  options.eps = args_.adam_epsilon;
-  optimizer_ = std::make_unique<optim::AdamW>(optim::hf_param_groups(*model_, args_.weight_decay), options);
+  OptimizerSpec spec;
+  spec.groups = optim::hf_param_groups(*model_, args_.weight_decay);
+  spec.adam.lr = args_.learning_rate;
+  spec.adam.beta1 = args_.adam_beta1;
+  spec.adam.beta2 = args_.adam_beta2;
+  spec.adam.eps = args_.adam_epsilon;
+  gradient_sync_->create_optimizer(*model_, spec);
   optim::SchedulerOptions schedule;
   schedule.type = optim::parse_scheduler_type(args_.lr_scheduler_type);
   schedule.total_steps = max_steps;
   schedule.warmup_steps = args_.resolved_warmup_steps(max_steps);
+  if (deepspeed_ && deepspeed_->scheduler) {
+    finalize_deepspeed_config(*deepspeed_, args_, max_steps);
+    schedule = deepspeed_->scheduler->options;
+  }
   scheduler_ = std::make_unique<optim::LrScheduler>(args_.learning_rate, schedule);
-  optimizer_->set_lr(scheduler_->lr());
+  gradient_sync_->set_lr(scheduler_->lr());
+  loss_scaler_.reset();
+  if (precision_.precision == Precision::fp16)
+    loss_scaler_ = std::make_unique<LossScaler>(precision_.loss_scale, gradient_sync_->rank());
+}
+
+// After the first step, when gradients and optimizer state exist: the ZeRO paper's estimate for this run
+// beside what this rank holds, in the console and log.jsonl.
+void Trainer::log_memory(int64_t num_params) {
+  const dist::ZeroOptions zero = dist::zero_options_for(args_, gradient_sync_->world_size());
+  const MemoryEstimate estimate = estimate_zero_memory(
+      num_params, gradient_sync_->world_size(), zero.stage, precision_.precision,
+      zero.offload_optimizer.enabled(), zero.offload_param.enabled(),
+      zero.stage == 3 ? largest_bert_layer_parameters(model_->config, model_->config.num_labels()) : 0);
+  const MemoryFootprint held = gradient_sync_->memory_footprint(*model_);
+  if (!is_main_process()) return;
+  console() << "memory per rank (" << gradient_sync_->strategy() << ", " << to_string(precision_.precision)
+            << "):\n"
+            << format_memory_table(estimate, held);
+  LogEntry entry;
+  entry["memory_estimated_bytes"] = static_cast<double>(estimate.total());
+  entry["memory_estimated_parameters"] = static_cast<double>(estimate.parameters);
+  entry["memory_estimated_gradients"] = static_cast<double>(estimate.gradients);
+  entry["memory_estimated_optimizer_states"] = static_cast<double>(estimate.optimizer_states);
+  entry["memory_held_bytes"] = static_cast<double>(held.total());
+  entry["memory_held_parameters"] = static_cast<double>(held.parameters);
+  entry["memory_held_gradients"] = static_cast<double>(held.gradients);
+  entry["memory_held_optimizer_states"] = static_cast<double>(held.optimizer_states);
+  entry["step"] = static_cast<double>(state_.global_step + 1);
+  if (jsonl_log_) jsonl_log_->write(entry);  // the console has the table; the log history stays HF's
 }
 
 void Trainer::log(LogEntry entry) {
@@ -275,6 +336,11 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   });
 
   if (model_init_) build_model(trial);  // HF: a fresh model for every run and trial
+  // Counted before prepare(): ZeRO-3 leaves each rank only a piece of every parameter.
+  const int64_t flops_per_token = 6 * non_embedding_parameters(model_);
+  int64_t num_params = 0;
+  for (const auto& p : model_->parameters())
+    if (p.requires_grad()) num_params += p.numel();
   gradient_sync_->prepare(*model_);
 
   data::DataLoaderOptions loader_options;
@@ -350,9 +416,7 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
     progress_options.enabled = !args_.disable_tqdm;
     if (console_) progress_options.tty = false;
     progress_ = std::make_unique<ProgressReporter>(console(), progress_options);
-    int64_t trainable = 0;
-    for (const auto& p : model_->parameters())
-      if (p.requires_grad()) trainable += p.numel();
+    const int64_t trainable = num_params;
     std::ostringstream banner;
     banner << "***** Running training *****\n"
            << "  Num examples = " << train_dataset_->size() << "\n"
@@ -369,7 +433,6 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
     progress_->message(banner.str());
   }
 
-  const int64_t flops_per_token = 6 * non_embedding_parameters(model_);
   std::vector<at::Tensor> params;
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) params.push_back(p);
@@ -403,25 +466,46 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
       const bool step_ends = (batch_index + 1) % accumulation == 0 || last_in_epoch;
       if (batch_index % accumulation == 0) callbacks_.on_step_begin(args_, state_, control_);
       const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
-      auto output = model_->forward(batch.at("input_ids"), batch.at("attention_mask"),
-                                    batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(),
-                                    batch.at("labels"));
+      SequenceClassifierOutput output;
+      {
+        const AutocastGuard autocast(precision_.precision, device_.type());
+        output = model_->forward(batch.at("input_ids"), batch.at("attention_mask"),
+                                 batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(),
+                                 batch.at("labels"));
+      }
       check_tensor_on(output.loss, "loss", device_);
-      at::Tensor loss = output.loss / static_cast<double>(accumulation);
+      const at::Tensor loss = output.loss.to(at::kFloat) / static_cast<double>(accumulation);
       gradient_sync_->begin_backward(step_ends);
-      loss.backward();
+      (loss_scaler_ ? loss * loss_scaler_->scale() : loss).backward();
       step_loss += loss.item<double>();
       samples_seen += batch.at("input_ids").size(0);
       state_.total_flos += static_cast<double>(flops_per_token * batch_tokens(batch));
       state_.num_input_tokens_seen += batch_tokens(batch);
       if (!step_ends) continue;
 
-      gradient_sync_->finish_gradients(params);
-      grad_norm = optim::clip_grad_norm(params, args_.max_grad_norm);
-      optimizer_->step();
-      scheduler_->step();
-      optimizer_->set_lr(scheduler_->lr());
-      optimizer_->zero_grad_to_none();
+      StepOptions step_options;
+      // With a DeepSpeed config DeepSpeed's gradient_clipping rules (0 when absent: no clipping), as in HF.
+      step_options.max_grad_norm = deepspeed_ ? deepspeed_->gradient_clipping : args_.max_grad_norm;
+      step_options.loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
+      step_options.skip_on_overflow = loss_scaler_ != nullptr;
+      const StepResult stepped = gradient_sync_->step(params, step_options);
+      grad_norm = stepped.grad_norm;
+      if (loss_scaler_) {
+        const LossScaleUpdate update = loss_scaler_->update(stepped.overflow);
+        if (update.skipped && is_main_process()) {
+          if (progress_) progress_->message(update.log_line);
+          LogEntry entry;
+          entry["loss_scale"] = update.new_scale;
+          entry["skipped_step"] = 1;
+          log(entry);
+        }
+      }
+      // DeepSpeed leaves the schedule where it was when an overflow skipped the step.
+      if (!stepped.overflow) {
+        scheduler_->step();
+        gradient_sync_->set_lr(scheduler_->lr());
+      }
+      if (state_.global_step == start_step) log_memory(num_params);
       ++state_.global_step;
       state_.epoch = static_cast<double>(epoch) +
                      static_cast<double>(batch_index + 1) / static_cast<double>(batches_per_epoch);
@@ -444,6 +528,8 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   }
 
   const double runtime = seconds_since(start);
+  // After train() the model is whole on every rank (ZeRO-3 held pieces), ready to save, evaluate or predict.
+  gradient_sync_->gather_parameters();
   if (args_.load_best_model_at_end && state_.best_model_checkpoint &&
       fs::exists(*state_.best_model_checkpoint + "/model.safetensors")) {
     if (is_main_process())
@@ -537,20 +623,37 @@ void Trainer::maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logg
 }
 
 std::string Trainer::save_checkpoint(const Trial*) {
+  const std::string step_name = checkpoint_dir_name(state_.global_step);
+  // Every rank writes the optimizer state it owns into a staging directory rank 0 then moves into the
+  // checkpoint, so the checkpoint still appears whole or not at all.
+  std::string staging;
+  on_main_process("creating the staging directory of " + step_name,
+                  [&] { staging = create_staging_dir(run_dir_, state_.global_step); });
+  staging = comm().broadcast_string(staging, 0, "the staging directory of " + step_name);
+  gradient_sync_->save_optimizer_state(staging);
+  gradient_sync_->gather_parameters();  // ZeRO-3: the full model, for rank 0 to save
   std::string path;
-  on_main_process("saving " + checkpoint_dir_name(state_.global_step), [&] {
-    path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
-      save_pretrained(model_, dir);
-      if (tokenizer_) save_tokenizer(*tokenizer_, dir);
-      optim::save_optimizer_state(*optimizer_, dir + "/optimizer.safetensors");
-      write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
-      save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
-      args_.save(dir + "/training_args.json");
-      state_.save(dir + "/trainer_state.json");
-      if (checkpoint_hook_) checkpoint_hook_(dir);
+  try {
+    comm().barrier("every rank's optimizer state written for " + step_name);
+    on_main_process("saving " + step_name, [&] {
+      path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
+        move_directory_contents(staging, dir);
+        save_pretrained(model_, dir);
+        if (tokenizer_) save_tokenizer(*tokenizer_, dir);
+        write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
+        if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
+        save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
+        args_.save(dir + "/training_args.json");
+        state_.save(dir + "/trainer_state.json");
+        if (checkpoint_hook_) checkpoint_hook_(dir);
+      });
+      rotate_checkpoints(run_dir_, args_.save_total_limit.value_or(0), state_.best_model_checkpoint);
     });
-    rotate_checkpoints(run_dir_, args_.save_total_limit.value_or(0), state_.best_model_checkpoint);
-  });
+  } catch (...) {
+    gradient_sync_->release_parameters();
+    throw;
+  }
+  gradient_sync_->release_parameters();
   return path;
 }
 
@@ -572,15 +675,18 @@ void Trainer::load_model_weights(const std::string& dir) {
 }
 
 void Trainer::resume_from(const std::string& checkpoint) {
+  gradient_sync_->gather_parameters();  // ZeRO-3: whole parameters to load into, partitioned again after
   load_model_weights(checkpoint);
-  // The state is read onto the CPU and then follows its parameters, wherever those are: the resume bug of
-  // optimizer state left on another device cannot happen.
-  optim::load_optimizer_state(*optimizer_, checkpoint + "/optimizer.safetensors", c10::kCPU);
-  const auto report =
-      place_optimizer_state(*optimizer_, parse_placement_policy(args_.placement), model_.get());
-  if (is_main_process() && report.moved_tensors > 0) console() << report.summary() << "\n";
+  gradient_sync_->release_parameters();
+  gradient_sync_->load_optimizer_state(checkpoint, args_.placement, *model_);
   scheduler_->load_state_json(read_text_file(checkpoint + "/scheduler.json"));
-  optimizer_->set_lr(scheduler_->lr());
+  gradient_sync_->set_lr(scheduler_->lr());
+  const std::string scaler_file = checkpoint + "/loss_scaler.json";
+  if (loss_scaler_ && fs::exists(scaler_file) &&
+      !loss_scaler_->load_state_json(read_text_file(scaler_file), scaler_file) && is_main_process())
+    console() << "note: " << scaler_file
+              << " is a static scaler's state and this run scales dynamically (or the reverse): the loss "
+                 "scale starts afresh\n";
   const TrainerState saved = TrainerState::load(checkpoint + "/trainer_state.json");
   state_.global_step = saved.global_step;
   state_.epoch = saved.epoch;
@@ -635,6 +741,7 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   const bool labeled = dataset.labels().defined();
   for (const Batch& cpu_batch : loader) {
     const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
+    const AutocastGuard autocast(precision_.precision, device_.type());  // evaluation computes as training
     const auto out = model_->forward(
         batch.at("input_ids"), batch.at("attention_mask"),
         batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(), at::Tensor());

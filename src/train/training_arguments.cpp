@@ -17,6 +17,7 @@
 #include "berth/core/error.h"
 #include "berth/device/device.h"
 #include "berth/placement/place.h"
+#include "berth/train/deepspeed_config.h"
 
 namespace berth::train {
 namespace {
@@ -90,6 +91,13 @@ const std::vector<Field>& fields() {
       {"ddp_timeout", &Args::ddp_timeout, "Seconds a collective may take before it fails naming the ranks"},
       {"rendezvous", &Args::rendezvous,
        "Where ranks meet: env (MASTER_ADDR/MASTER_PORT), file://PATH or tcp://HOST:PORT"},
+      {"fp16", &Args::fp16, "fp16 mixed precision (fp32 master weights, dynamic loss scaling)"},
+      {"bf16", &Args::bf16, "bf16 mixed precision (fp32 master weights)"},
+      {"deepspeed", &Args::deepspeed,
+       "DeepSpeed JSON config file (zero_optimization, fp16/bf16, optimizer, scheduler, batch sizes)"},
+      {"fsdp", &Args::fsdp,
+       "HF's FSDP options, space-separated: full_shard (ZeRO-3), shard_grad_op (ZeRO-2), no_shard, offload, "
+       "auto_wrap; empty: off"},
       {"device", &Args::device, "auto, cpu, cuda or cuda:N"},
       {"placement", &Args::placement, "move (put the model on the device) or strict (it must be there)"},
       {"threads", &Args::threads, "CPU threads for torch; 0: berth's default"},
@@ -422,7 +430,6 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "auto_find_batch_size",
                                                  "average_tokens_across_devices",
                                                  "batch_eval_metrics",
-                                                 "bf16",
                                                  "bf16_full_eval",
                                                  "data_seed_per_worker",
                                                  "dataloader_num_workers",
@@ -431,7 +438,6 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "dataloader_prefetch_factor",
                                                  "ddp_broadcast_buffers",
                                                  "debug",
-                                                 "deepspeed",
                                                  "disable_tqdm_per_rank",
                                                  "dispatch_batches",
                                                  "do_eval",
@@ -442,11 +448,9 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "eval_do_concat_batches",
                                                  "eval_on_start",
                                                  "eval_use_gather_object",
-                                                 "fp16",
                                                  "fp16_backend",
                                                  "fp16_full_eval",
                                                  "fp16_opt_level",
-                                                 "fsdp",
                                                  "fsdp_config",
                                                  "fsdp_min_num_params",
                                                  "fsdp_transformer_layer_cls_to_wrap",
@@ -568,6 +572,20 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
         if (!value.is_string()) bad_json(source, key, "a string", value);
         old_eval_strategy = value.get<std::string>();
       }
+      continue;
+    }
+    // HF's own training_args.json writes fsdp as a list of options and deepspeed may be an inline dict.
+    if (key == "fsdp" && value.is_array()) {
+      std::vector<std::string> options;
+      for (const Json& item : value) {
+        if (!item.is_string()) bad_json(source, key, "a string of space-separated options", value);
+        options.push_back(item.get<std::string>());
+      }
+      args.fsdp = join(options, " ");
+      continue;
+    }
+    if (key == "deepspeed" && value.is_object()) {
+      args.deepspeed = value.dump();
       continue;
     }
     const Field* field = find_field(key);
@@ -747,6 +765,24 @@ void TrainingArguments::validate() const {
       rendezvous == "env" || rendezvous.rfind("file://", 0) == 0 || rendezvous.rfind("tcp://", 0) == 0,
       "training argument rendezvous must be env, file://PATH or tcp://HOST:PORT, found '", rendezvous,
       "'. Fix: e.g. rendezvous file:///shared/berth-rdzv (a path every rank can reach)");
+  BERTH_CHECK(
+      !(fp16 && bf16),
+      "training arguments fp16 and bf16 are both true; a run trains in one precision. Fix: keep one of "
+      "--fp16 and --bf16");
+  BERTH_CHECK(
+      !(deepspeed && !trim(fsdp).empty()), "training arguments deepspeed ('", *deepspeed, "') and fsdp ('",
+      fsdp,
+      "') are both set; they are two ways to configure the same sharding. Fix: keep one of --deepspeed "
+      "and --fsdp");
+  BERTH_CHECK(
+      !deepspeed || !trim(*deepspeed).empty(),
+      "training argument deepspeed must be a DeepSpeed JSON config file, found an empty string. Fix: e.g. "
+      "deepspeed ds_config.json, or leave it unset");
+  try {
+    zero_options_from_fsdp(fsdp);
+  } catch (const Error& e) {
+    BERTH_FAIL("training argument fsdp: ", e.what());
+  }
 }
 
 int64_t TrainingArguments::resolved_warmup_steps(int64_t total_steps) const {

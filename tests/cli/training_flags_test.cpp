@@ -46,7 +46,7 @@ TEST(TrainingFlagsTest, FlagsOverrideTheArgsFile) {
   berth::testing::TempDir dir;
   {
     std::ofstream out(dir.file("args.json"));
-    out << R"({"max_steps": 50, "seed": 9, "learning_rate": 1e-4, "fp16": false})";
+    out << R"({"max_steps": 50, "seed": 9, "learning_rate": 1e-4, "fp16_opt_level": "O1"})";
   }
   std::vector<std::string> warnings;
   const auto args = resolve({"--args", dir.file("args.json"), "--max_steps", "10"}, &warnings);
@@ -54,7 +54,25 @@ TEST(TrainingFlagsTest, FlagsOverrideTheArgsFile) {
   EXPECT_EQ(args.seed, 9);        // the file's value stays
   EXPECT_EQ(args.learning_rate, 1e-4);
   ASSERT_EQ(warnings.size(), 1u);
-  expect_contains(warnings[0], {"fp16"});
+  expect_contains(warnings[0], {"fp16_opt_level"});
+}
+
+TEST(TrainingFlagsTest, PrecisionAndShardingFlagsComeFromTheRegistry) {
+  const auto args = resolve({"--fp16", "--fsdp", "full_shard offload"});
+  EXPECT_TRUE(args.fp16);
+  EXPECT_FALSE(args.bf16);
+  EXPECT_EQ(args.fsdp, "full_shard offload");
+  EXPECT_TRUE(resolve({"--bf16"}).bf16);
+  EXPECT_EQ(resolve({"--deepspeed", "ds.json"}).deepspeed, std::optional<std::string>("ds.json"));
+  expect_contains(error_text([] {
+                    resolve({"--fp16", "--bf16"});
+                  }),
+                  {"invalid training arguments", "fp16 and bf16 are both true"});
+  expect_contains(
+      error_text([] {
+        resolve({"--deepspeed", "ds.json", "--fsdp", "full_shard"});
+      }),
+      {"invalid training arguments", "deepspeed ('ds.json') and fsdp ('full_shard') are both set"});
 }
 
 TEST(TrainingFlagsTest, ErrorsNameTheFlag) {
@@ -66,8 +84,8 @@ TEST(TrainingFlagsTest, ErrorsNameTheFlag) {
                     resolve({"--learning_rat", "1e-4"});
                   }),
                   {"unknown flag --learning_rat", "did you mean --learning_rate?"});
-  expect_contains(error_text([] { resolve({"--fp16"}); }),
-                  {"unknown flag --fp16", "HF's training arguments that berth does not implement"});
+  expect_contains(error_text([] { resolve({"--fp16_full_eval"}); }),
+                  {"unknown flag --fp16_full_eval", "HF's training arguments that berth does not implement"});
   expect_contains(error_text([] {
                     resolve({"--adam_beta1", "1.5"});
                   }),

@@ -15,6 +15,7 @@
 #include "berth/launch/launcher.h"
 #include "support/cli_runner.h"
 #include "support/test_support.h"
+#include "support/training_runs.h"
 
 namespace berth {
 namespace {
@@ -26,27 +27,11 @@ using testing::TempDir;
 const std::string kCli = BERTH_CLI_PATH;
 const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
 
-// Ham and spam sentences of different lengths (so that batches pad differently per rank).
-void write_split(const std::string& path, int rows, int offset) {
-  const std::vector<std::string> spam = {"free prize click here now", "win cash offer",
-                                         "cheap loans click now click now free"};
-  const std::vector<std::string> ham = {"meeting tomorrow review report", "the build is green",
-                                        "please review the attached report before the meeting tomorrow"};
-  std::ofstream out(path);
-  for (int i = 0; i < rows; ++i) {
-    const bool is_spam = (i + offset) % 2 == 0;
-    const auto& pool = is_spam ? spam : ham;
-    out << nlohmann::json{{"text", pool[(i / 2 + offset) % pool.size()]}, {"label", is_spam ? "spam" : "ham"}}
-               .dump()
-        << "\n";
-  }
-}
-
 class DdpTraining : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_split(dir.file("train.jsonl"), 48, 0);
-    write_split(dir.file("eval.jsonl"), 10, 1);
+    testing::write_spam_ham_split(dir.file("train.jsonl"), 48, 0);
+    testing::write_spam_ham_split(dir.file("eval.jsonl"), 10, 1);
   }
   // A small BERT without dropout (so that a rank's randomness cannot differ from one process's), trained
   // with clipping and accumulation.
@@ -69,20 +54,11 @@ class DdpTraining : public ::testing::Test {
            " --max-length 32 --seed 7 --disable-tqdm true" + " --threads 1" + run.extra;
   }
   static std::map<std::string, at::Tensor> weights(const std::string& dir) {
-    return io::load_safetensors(dir + "/model.safetensors");
+    return testing::saved_weights(dir);
   }
   static void expect_same_weights(const std::string& a, const std::string& b, double tolerance) {
-    const auto left = weights(a);
-    const auto right = weights(b);
-    ASSERT_EQ(left.size(), right.size());
-    double worst = 0;
-    std::string worst_name;
-    for (const auto& [name, tensor] : left) {
-      ASSERT_TRUE(right.count(name)) << name;
-      const double diff = (tensor - right.at(name)).abs().max().item<double>();
-      if (diff > worst) worst = diff, worst_name = name;
-    }
-    EXPECT_LE(worst, tolerance) << "largest difference in " << worst_name;
+    const auto [worst, name] = testing::largest_weight_difference(a, b);
+    EXPECT_LE(worst, tolerance) << "largest difference in " << name;
   }
   TempDir dir;
 };

@@ -92,6 +92,25 @@ worst = max((a[k] - b[k]).abs().max().item() for k in a)
 assert worst < 1e-4, worst
 print(f"gpu: 2 ranks x 4 == 1 rank x 8 on CUDA (largest difference {worst:.2e})")
 PY
+# ZeRO and mixed precision on GPUs: the seed's DeepSpeed config as written (fp16, ZeRO-1, optimizer offloaded to
+# pinned CPU memory) trains; stage 3 with fp16 equals DDP within fp16's tolerance; bf16 autocast trains.
+"$berth" launch --nproc-per-node 2 -- env "${ddp_env[@]}" "$berth" train "${ddp_args[@]}" --device cuda \
+  --ddp_backend $ddp_backend --output-dir "$work/seed" --per_device_train_batch_size 4 \
+  --deepspeed tests/train/fixtures/seed_deepspeed_config.json | tee "$work/seed.out"
+grep -q "sharding: zero-1 (overlap_comm, offload_optimizer cpu pinned)" "$work/seed.out" ||
+  { echo "gpu: the seed config did not run ZeRO-1 with pinned offload"; exit 1; }
+"$py" - "$work" <<'PY'
+import json, sys
+json.dump({"fp16": {"enabled": True}, "zero_optimization": {"stage": 3, "overlap_comm": True,
+           "stage3_param_persistence_threshold": 1000}, "gradient_clipping": "auto"}, open(sys.argv[1] + "/z3.json", "w"))
+PY
+"$berth" launch --nproc-per-node 2 -- env "${ddp_env[@]}" "$berth" train "${ddp_args[@]}" --device cuda \
+  --ddp_backend $ddp_backend --output-dir "$work/z3" --per_device_train_batch_size 4 --deepspeed "$work/z3.json" |
+  tee "$work/z3.out"
+grep -q "memory per rank (zero-3, fp16)" "$work/z3.out" || { echo "gpu: no ZeRO-3 fp16 memory report"; exit 1; }
+"$berth" train "${ddp_args[@]}" --device cuda:0 --output-dir "$work/bf16" --per_device_train_batch_size 8 --bf16 true |
+  tee "$work/bf16.out"
+echo "gpu: ZeRO-1 offload fp16 (seed config), ZeRO-3 fp16 and bf16 trained"
 # Tests that need the npm packages (HF tokenizers goldens, SpamAssassin) run only where scripts/setup ran.
 exclude='style\.'
 [ -d "${BERTH_CACHE_DIR:-.cache}/npm/node_modules/@anush008/tokenizers" ] || exclude='style\.|Golden|SpamAssassin|TokenizerBench'

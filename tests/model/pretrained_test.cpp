@@ -277,7 +277,7 @@ TEST(Pretrained, SaveRefusesTensorsSharingStorage) {
   berth::testing::TempDir dir;
   expect_contains(
       error_text([&] { berth::save_pretrained(model, dir.path().string()); }),
-      {"bert.pooler.dense.weight and bert.encoder.layer.0.attention.self.query.weight share storage"});
+      {"bert.pooler.dense.weight and bert.encoder.layer.0.attention.self.query.weight share memory"});
   EXPECT_FALSE(fs::exists(dir.file("model.safetensors")));
 }
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
@@ -119,8 +121,8 @@ TEST(TrainingArgumentsTest, UnknownNamesSuggestTheClosest) {
   expect_contains(far, {"'zzzzzzzz'"});
   EXPECT_FALSE(berth::testing::contains(far, "did you mean"));
   // On the command line an HF field berth lacks is an error, not silently dropped.
-  expect_contains(error_text([&] { set_training_argument(args, "fp16", "true"); }),
-                  {"'fp16'", "HF's that berth does not implement"});
+  expect_contains(error_text([&] { set_training_argument(args, "fp16_opt_level", "O2"); }),
+                  {"'fp16_opt_level'", "HF's that berth does not implement"});
   expect_contains(error_text([&] { set_training_argument(args, "report_to", "wandb"); }),
                   {"report_to", "no wandb integration", "jsonl"});
 }
@@ -323,11 +325,62 @@ TEST(TrainingArgumentsTest, ReadsHfsOwnTrainingArgsJsonWithOneWarning) {
   EXPECT_EQ(args.report_to, std::vector<std::string>{"jsonl"});
   ASSERT_EQ(warnings.size(), 2u);
   expect_contains(warnings[0], {"report_to tensorboard ignored", "berth has no such integration"});
-  expect_contains(warnings[1], {"HF training argument(s) berth does not implement", "deepspeed", "fp16, ",
-                                "push_to_hub, ", "gradient_checkpointing, "});
+  expect_contains(warnings[1], {"HF training argument(s) berth does not implement", "fp16_backend, ",
+                                "fp16_opt_level, ", "push_to_hub, ", "gradient_checkpointing, "});
+  // fp16, bf16, deepspeed and fsdp are berth's own now: read, not ignored (HF writes fsdp as a list).
+  EXPECT_FALSE(berth::testing::contains(warnings[1], "deepspeed"));
+  EXPECT_FALSE(berth::testing::contains(warnings[1], "fp16, "));
+  EXPECT_FALSE(berth::testing::contains(warnings[1], "fsdp, "));
+  EXPECT_FALSE(args.fp16);
+  EXPECT_FALSE(args.bf16);
+  EXPECT_FALSE(args.deepspeed.has_value());
+  EXPECT_EQ(args.fsdp, "");
   EXPECT_FALSE(berth::testing::contains(warnings[1], "learning_rate"));
   EXPECT_FALSE(
       berth::testing::contains(warnings[1], "_n_gpu"));  // HF's private fields are not worth a mention
+}
+
+TEST(TrainingArgumentsTest, PrecisionAndShardingArguments) {
+  const TrainingArguments defaults;
+  EXPECT_FALSE(defaults.fp16);
+  EXPECT_FALSE(defaults.bf16);
+  EXPECT_FALSE(defaults.deepspeed.has_value());
+  EXPECT_EQ(defaults.fsdp, "");
+  const TrainingArguments args = with({{"fp16", "true"}, {"fsdp", "full_shard offload"}});
+  EXPECT_TRUE(args.fp16);
+  EXPECT_EQ(args.fsdp, "full_shard offload");
+  EXPECT_NO_THROW(args.validate());
+  EXPECT_EQ(with({{"deepspeed", "ds.json"}}).deepspeed, std::optional<std::string>("ds.json"));
+  expect_contains(validation_error({{"fp16", "true"}, {"bf16", "true"}}),
+                  {"fp16 and bf16 are both true", "Fix:"});
+  expect_contains(validation_error({{"deepspeed", "ds.json"}, {"fsdp", "full_shard"}}),
+                  {"deepspeed ('ds.json') and fsdp ('full_shard') are both set", "Fix:"});
+  expect_contains(validation_error({{"fsdp", "full_shard hybrid"}}),
+                  {"training argument fsdp", "unknown fsdp option 'hybrid'"});
+  expect_contains(validation_error({{"fsdp", "offload"}}),
+                  {"training argument fsdp", "can't work on its own"});
+  // JSON: HF writes fsdp as a list of options; deepspeed may be an inline object (its JSON text is kept).
+  TrainingArguments from_json;
+  merge_training_arguments_json(from_json,
+                                R"({"fsdp": ["shard_grad_op", "offload"], "bf16": true,
+                                    "deepspeed": {"zero_optimization": {"stage": 2}}})",
+                                "hf.json");
+  EXPECT_EQ(from_json.fsdp, "shard_grad_op offload");
+  EXPECT_TRUE(from_json.bf16);
+  ASSERT_TRUE(from_json.deepspeed.has_value());
+  EXPECT_EQ(nlohmann::json::parse(*from_json.deepspeed)["zero_optimization"]["stage"], 2);
+  // They round-trip through berth's own training_args.json.
+  const auto round = TrainingArguments::from_json_text(args.to_json_text());
+  EXPECT_TRUE(round.fp16);
+  EXPECT_EQ(round.fsdp, "full_shard offload");
+  const auto specs = training_argument_specs();
+  for (const char* name : {"fp16", "bf16", "deepspeed", "fsdp"})
+    EXPECT_TRUE(std::any_of(specs.begin(), specs.end(), [&](const ArgumentSpec& s) {
+      return s.name == name;
+    })) << name;
+  const auto& ignored = unsupported_hf_training_arguments();
+  for (const char* name : {"fp16", "bf16", "deepspeed", "fsdp"})
+    EXPECT_EQ(std::find(ignored.begin(), ignored.end(), name), ignored.end()) << name;
 }
 
 TEST(TrainingArgumentsTest, OldEvaluationStrategyNameWinsWhenSetAsInHf) {

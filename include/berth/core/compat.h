@@ -30,4 +30,14 @@ inline auto optimizer_state_key(const at::Tensor& param) {
 #endif
 }
 
+// Autocast's per-device switches: at::autocast::{is_cpu_enabled, set_cpu_enabled, get_autocast_cpu_dtype,
+// ...} for the CPU and {is_enabled, set_enabled, get_autocast_gpu_dtype, ...} for CUDA before 2.4; from 2.4
+// one set keyed by device type (is_autocast_enabled(device_type), ...). Defined in
+// src/train/mixed_precision.cpp, which is the only place that includes ATen/autocast_mode.h. Device types
+// other than CPU and CUDA throw.
+bool autocast_enabled(c10::DeviceType device_type);
+void set_autocast_enabled(c10::DeviceType device_type, bool enabled);
+c10::ScalarType autocast_dtype(c10::DeviceType device_type);
+void set_autocast_dtype(c10::DeviceType device_type, c10::ScalarType dtype);
+
 }  // namespace berth::compat

@@ -9,6 +9,7 @@
 
 #include "berth/device/dist_env.h"
 #include "berth/dist/communicator.h"
+#include "berth/dist/zero_options.h"
 #include "berth/train/gradient_sync.h"
 #include "berth/train/training_arguments.h"
 
@@ -19,6 +20,7 @@ struct ProcessContext {
   c10::Device device{c10::kCPU};
   std::shared_ptr<Communicator> comm;
   std::shared_ptr<train::GradientSync> gradient_sync;
+  ZeroOptions zero;  // what args.deepspeed / args.fsdp ask for (stage 0: none)
 
   bool is_main() const { return env.rank == 0; }
 };
@@ -32,6 +34,19 @@ struct ProcessContext {
 // communicator and the Trainer's default (no) synchronisation.
 ProcessContext init_process_context(const train::TrainingArguments& args,
                                     const EnvLookup& env = process_env());
+
+// The ZeRO options the arguments ask for: args.deepspeed's zero_optimization block (resolved against args
+// for `world_size` ranks, so a conflicting config throws here), args.fsdp mapped as HF maps it, else stage 0.
+ZeroOptions zero_options_for(const train::TrainingArguments& args, int64_t world_size = 1);
+// One line for the console: "zero-2 (overlap_comm, offload_optimizer cpu)"; "" for stage 0.
+std::string describe_zero(const ZeroOptions& zero);
+// The gradient sync's strategy name for those arguments: "zero-<stage>" or "local" (stage 0: one process;
+// DDP when several).
+std::string strategy_for(const train::TrainingArguments& args, int64_t world_size = 1);
+// The gradient sync the arguments ask for over `comm`: ZeRO (any world size, offload alone makes sense on
+// one), DDP for several ranks, else none (one process).
+std::shared_ptr<train::GradientSync> make_gradient_sync(const train::TrainingArguments& args,
+                                                        std::shared_ptr<Communicator> comm);
 
 // Makes `device` the current one of its type (CUDA's current device), so that a library allocating on
 // "cuda" without an index lands on this rank's GPU. CPU: nothing to do.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "berth/model/bert_config.h"
+#include "berth/model/layer_hooks.h"
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -13,7 +14,10 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace berth {
 
@@ -142,10 +146,19 @@ struct BertModelImpl : torch::nn::Module {
   BertModelOutput forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {},
                           const at::Tensor& token_type_ids = {});
 
+  // Code run around each block (embeddings, each encoder layer, pooler; see model/layer_hooks.h), named
+  // `prefix` + the block's path ("bert." inside BertForSequenceClassification). nullptr (the default)
+  // removes them; without hooks forward is unchanged.
+  void set_layer_hooks(std::shared_ptr<LayerHooks> hooks, const std::string& prefix = "");
+
   BertConfig config;
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
   BertPooler pooler{nullptr};
+
+ private:
+  std::shared_ptr<LayerHooks> hooks_;
+  std::vector<std::string> hook_blocks_;  // embeddings, encoder.layer.0 .. N-1, pooler (with the prefix)
 };
 TORCH_MODULE(BertModel);
 
@@ -165,11 +178,17 @@ struct BertForSequenceClassificationImpl : torch::nn::Module {
                                    const at::Tensor& token_type_ids = {}, const at::Tensor& labels = {});
   // HF's loss for these logits (B, num_labels) and labels, by problem_type (see forward).
   at::Tensor loss(const at::Tensor& logits, const at::Tensor& labels);
+  // Code run around each block: "bert.embeddings", "bert.encoder.layer.<i>", "bert.pooler", "classifier"
+  // (model/layer_hooks.h; ZeRO stage 3 gathers and releases parameters there). nullptr removes them.
+  void set_layer_hooks(std::shared_ptr<LayerHooks> hooks);
 
   BertConfig config;
   BertModel bert{nullptr};
   torch::nn::Dropout dropout{nullptr};
   torch::nn::Linear classifier{nullptr};
+
+ private:
+  std::shared_ptr<LayerHooks> hooks_;
 };
 TORCH_MODULE(BertForSequenceClassification);
 

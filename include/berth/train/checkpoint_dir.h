@@ -23,6 +23,15 @@ std::string checkpoint_dir_name(int64_t step);
 std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
                                  const std::function<void(const std::string& tmp_dir)>& write_files);
 
+// Several processes save one checkpoint (ZeRO: each rank its shard). Rank 0 creates a staging directory
+// output_dir/.tmp-checkpoint-<step>-shards-<random>/ (a .tmp-* name: a crash leaves nothing
+// remove_stale_temporaries would not clean), every rank writes into it, then rank 0's write_checkpoint_dir
+// moves its contents into the checkpoint with move_directory_contents. output_dir must be shared by the ranks
+// (as DeepSpeed and HF assume).
+std::string create_staging_dir(const std::string& output_dir, int64_t step);
+// Renames every entry of `from` into `to` (same file system), then removes `from`.
+void move_directory_contents(const std::string& from, const std::string& to);
+
 // The complete checkpoints of output_dir as (step, path), sorted by step. Ignores .tmp-* directories (a save
 // in progress or one a crash interrupted) and anything not named checkpoint-<digits>. A missing output_dir
 // has none.

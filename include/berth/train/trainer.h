@@ -7,6 +7,7 @@
 #include "berth/train/callbacks.h"
 #include "berth/train/gradient_sync.h"
 #include "berth/train/hyperparameter_search.h"
+#include "berth/train/precision_options.h"
 #include "berth/train/trainer_state.h"
 #include "berth/train/training_arguments.h"
 
@@ -30,6 +31,8 @@ namespace berth::train {
 
 class ProgressReporter;
 class JsonlLog;
+class LossScaler;
+struct DeepSpeedConfig;
 
 // One trial of a hyperparameter search: its number and the arguments it sets (name -> value text).
 struct Trial {
@@ -139,6 +142,7 @@ class Trainer {
   void place_model();
   void create_optimizer_and_scheduler(int64_t max_steps);
   void training_step_end(double grad_norm);
+  void log_memory(int64_t num_params);
   void maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logged_step, double grad_norm,
                                const Trial* trial);
   std::string save_checkpoint(const Trial* trial);
@@ -162,8 +166,10 @@ class Trainer {
   std::ostream* console_ = nullptr;
   c10::Device device_{c10::kCPU};
   BertForSequenceClassification model_{nullptr};
-  std::unique_ptr<optim::AdamW> optimizer_;
   std::unique_ptr<optim::LrScheduler> scheduler_;
+  std::shared_ptr<DeepSpeedConfig> deepspeed_;  // args.deepspeed resolved; null without one
+  PrecisionOptions precision_;
+  std::unique_ptr<LossScaler> loss_scaler_;  // fp16 only
   std::unique_ptr<ProgressReporter> progress_;
   std::unique_ptr<JsonlLog> jsonl_log_;
   TrainerState state_;

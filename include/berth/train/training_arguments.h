@@ -54,6 +54,13 @@ struct TrainingArguments {
   std::optional<bool> ddp_find_unused_parameters;  // unset: false (HF: true); true lets parameters go unused
   int64_t ddp_timeout = 1800;                      // seconds any collective may take before failing
   std::string rendezvous = "env";                  // env (MASTER_ADDR/PORT), file://PATH or tcp://HOST:PORT
+  // Mixed precision and sharding (HF's fp16, bf16, deepspeed, fsdp)
+  bool fp16 = false;  // fp16 mixed precision with dynamic loss scaling
+  bool bf16 = false;  // bf16 mixed precision
+  // A DeepSpeed JSON config: a file path, or (from a JSON args file, as HF's dict) the object's JSON text.
+  std::optional<std::string> deepspeed;
+  // HF's space-separated FSDP options (full_shard, shard_grad_op, no_shard, offload, auto_wrap); "": off.
+  std::string fsdp;
   // berth's own
   std::string device = "auto";      // auto|cpu|cuda|cuda:N
   std::string placement = "move";   // move|strict
@@ -108,7 +115,7 @@ const std::vector<ArgumentSpec>& training_argument_specs();
 // Aliases accepted for a field: "evaluation_strategy" (HF's old name) -> "eval_strategy".
 std::optional<std::string> training_argument_alias_target(std::string_view name);
 
-// HF TrainingArguments fields berth knows of but does not implement (fp16, deepspeed, push_to_hub ...).
+// HF TrainingArguments fields berth knows of but does not implement (fp16_opt_level, push_to_hub ...).
 const std::vector<std::string>& unsupported_hf_training_arguments();
 
 // Sets one field from its text as typed on a command line: ints and floats in full, bool as

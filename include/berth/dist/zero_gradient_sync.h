@@ -1,0 +1,149 @@
+// ZeroGradientSync: ZeRO stages 1, 2 and 3 (DeepSpeed's zero_optimization) on c10d, with CPU offload of the
+// optimizer: each rank owns a list of parameter pieces and keeps optimizer state (and, from stage 2,
+// gradients; stage 3, parameters) only for those.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/dist/communicator.h"
+#include "berth/dist/flat_layout.h"
+#include "berth/dist/zero_options.h"
+#include "berth/train/gradient_sync.h"
+
+namespace berth::dist {
+
+class PartitionedParameters;
+
+// Counters since construction, for benchmarks and tests (this rank's side of every collective).
+struct ZeroStats {
+  int64_t steps = 0;                         // optimizer steps taken (skipped overflow steps excluded)
+  int64_t reductions = 0;                    // gradient buckets reduced (every micro-step from stage 2 on)
+  int64_t buckets_launched_in_backward = 0;  // of those, launched from an autograd hook during backward
+  int64_t reduce_collectives = 0;            // c10d calls: one all-reduce, or one reduce per owner, a bucket
+  int64_t reduced_bytes = 0;                 // gradient bytes sent into reductions
+  int64_t gather_collectives = 0;            // all-gathers (or broadcasts) of updated parameters, stages 1-2
+  int64_t gathered_bytes = 0;                // parameter bytes received by those (stage 3: by its gathers)
+};
+
+// Throws berth::Error naming the first invalid knob of `options` and the fix (stage outside 1..3, bucket
+// sizes <= 0, an offload device other than none/cpu, offload_param without stage 3).
+void validate_zero_options(const ZeroOptions& options);
+
+// How this sync works (see docs/distributed.md for the knobs):
+//   prepare(model)    checks every rank has the same structure, copies rank 0's parameters to all, lays the
+//                     trainable parameters (named_parameters() order) into a FlatLayout and picks the
+//                     pieces every rank owns: stages 1-2 the rank's contiguous partition of the flat array,
+//                     stage 3 PartitionedParameters' per-parameter pieces (which it also partitions).
+//                     Gradients travel in buckets of whole parameters (reverse order, reduce_bucket_size
+//                     elements at most); inside a bucket each owner's pieces are contiguous, so a bucket is
+//                     one all-reduce (reduce_scatter=false) or one reduce per owner (reduce_scatter=true).
+//   backward          stage 1: gradients accumulate in param.grad() as in one process; with overlap_comm the
+//                     last micro-step's buckets leave from autograd hooks. Stages 2-3: every micro-step's
+//                     gradients are reduced into the owner's partition as buckets fill (DeepSpeed's way),
+//                     asynchronously with overlap_comm, else synchronously when the bucket fills; each
+//                     param.grad() is released once copied into its bucket, and the last buckets leave at
+//                     the end of backward (an autograd callback).
+//   step()            stage 1 reduces now (without overlap_comm), then: global norm over the owned pieces
+//                     (one all-reduce of a double), loss-scale division, overflow check, clipping with
+//                     clip_grad_norm's coefficient, AdamW on the owned pieces (berth::optim::AdamW's math),
+//                     then stages 1-2 all-gather the updated partitions (allgather_bucket_size elements per
+//                     collective; allgather_partitions=false: each owner broadcasts), stage 3
+//                     PartitionedParameters::after_step(). Gradients end as none.
+// A parameter without a gradient in a backward counts as zero (DeepSpeed's behaviour), so ranks that skip a
+// branch never hang the others.
+class ZeroGradientSync final : public train::GradientSync {
+ public:
+  ZeroGradientSync(std::shared_ptr<Communicator> comm, ZeroOptions options);
+  ~ZeroGradientSync() override;
+  ZeroGradientSync(const ZeroGradientSync&) = delete;
+  ZeroGradientSync& operator=(const ZeroGradientSync&) = delete;
+
+  int64_t rank() const override;
+  int64_t world_size() const override;
+  void prepare(torch::nn::Module& model) override;
+  void begin_backward(bool last_micro_step) override;
+  // Completes the gradient reduction (stage 1: all of it, unless overlap_comm did it in backward; stages
+  // 2-3: waits for what is in flight). Afterwards owned_gradient(i) holds the world's mean of piece i.
+  void finish_gradients(const std::vector<at::Tensor>& params) override;
+  double all_reduce_sum(double value) override;
+  Communicator& communicator() override { return *comm_; }
+  std::string strategy() const override { return "zero-" + std::to_string(options_.stage); }
+
+  void create_optimizer(torch::nn::Module& model, const train::OptimizerSpec& spec) override;
+  train::StepResult step(const std::vector<at::Tensor>& params, const train::StepOptions& options) override;
+  void set_lr(double lr) override;
+  void zero_grad(const std::vector<at::Tensor>& params) override;
+  void save_optimizer_state(const std::string& checkpoint_dir) override;
+  void load_optimizer_state(const std::string& checkpoint_dir, const std::string& placement,
+                            torch::nn::Module& model) override;
+  void gather_parameters() override;
+  void release_parameters() override;
+  train::MemoryFootprint memory_footprint(torch::nn::Module& model) const override;
+
+  const ZeroOptions& options() const { return options_; }
+  ZeroStats stats() const;
+  const FlatLayout& layout() const { return layout_; }
+  // This rank's pieces, in flat order (stage 3: PartitionedParameters' order).
+  const std::vector<ParamSegment>& owned_segments() const { return owned_; }
+  // Piece i's reduced gradient (1-D float32, after finish_gradients) and AdamW state (after
+  // create_optimizer).
+  at::Tensor owned_gradient(size_t i) const;
+  at::Tensor master(size_t i) const;
+  at::Tensor exp_avg(size_t i) const;
+  at::Tensor exp_avg_sq(size_t i) const;
+  int64_t optimizer_step_count() const { return step_count_; }
+  double lr() const { return lr_; }
+  // Stage 3's partitioned parameters (nullptr at stages 1-2 or before prepare).
+  PartitionedParameters* partitioned_parameters() const { return partitioned_.get(); }
+
+ private:
+  struct Piece;
+  struct Bucket;
+  struct Slot;
+  void release_model();
+  void build_buckets();
+  void on_grad_ready(size_t slot_index);
+  void copy_into_bucket(size_t slot_index);
+  void launch_ready_buckets_in_order(bool in_backward);
+  void launch(size_t bucket_index, bool in_backward);
+  void complete(size_t bucket_index);
+  void end_of_backward();
+  void reduce_all_now();
+  void ensure_grad_partition();
+  void reset_gradients(const std::vector<at::Tensor>& params);
+  void all_gather_parameters();
+  void write_masters_to_parameters();
+
+  std::shared_ptr<Communicator> comm_;
+  ZeroOptions options_;
+  bool prepared_ = false;
+  bool armed_ = false;              // hooks act on the coming backward
+  bool callback_queued_ = false;    // end_of_backward is queued for the running backward
+  bool reduced_this_step_ = false;  // stage 1: this step's gradients have been reduced
+  bool have_gradients_ = false;     // some gradient was reduced into the partition since the last step
+  size_t next_to_launch_ = 0;
+  FlatLayout layout_;
+  std::vector<at::Tensor> params_;     // trainable parameters, layout order
+  std::vector<ParamSegment> owned_;    // this rank's pieces
+  std::vector<int64_t> owned_offset_;  // piece i's offset in grad_partition_
+  int64_t owned_numel_ = 0;
+  at::Tensor grad_partition_;    // [owned_numel_] float32: reduced gradients of the owned pieces
+  std::vector<Slot> slots_;      // one per trainable parameter
+  std::vector<Bucket> buckets_;  // in launch order
+  std::unique_ptr<PartitionedParameters> partitioned_;
+  // Optimizer (after create_optimizer): one entry per owned piece.
+  bool optimizer_ready_ = false;
+  std::vector<at::Tensor> master_, exp_avg_, exp_avg_sq_;
+  std::vector<double> weight_decay_;  // < 0: the piece's parameter is in no group (not stepped)
+  bool separate_master_ = false;      // master_ are copies (offload, non-fp32 or non-CPU parameters)
+  double lr_ = 0, beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;
+  int64_t step_count_ = 0;
+  ZeroStats stats_;
+};
+
+}  // namespace berth::dist

@@ -1,0 +1,93 @@
+// DeepSpeed JSON configs (HF's --deepspeed) read verbatim, "auto" filled from TrainingArguments as HF's
+// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once; and HF's fsdp
+// options mapped onto the same ZeRO machinery.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/dist/zero_options.h"
+#include "berth/optim/lr_scheduler.h"
+#include "berth/train/precision_options.h"
+#include "berth/train/training_arguments.h"
+
+namespace berth::train {
+
+// The "optimizer" block: DeepSpeed's Adam or AdamW. DeepSpeed's "Adam" defaults to adam_w_mode=true, i.e.
+// decoupled weight decay (AdamW); berth implements only that mode, so adam_w_mode=false is an error.
+struct DeepSpeedOptimizer {
+  std::string type;  // as written: "Adam", "AdamW" (any case)
+  double lr = 0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0;
+};
+
+// The "scheduler" block. options.warmup_steps is warmup_num_steps and options.total_steps total_num_steps;
+// either may be "auto", which HF fills only once the run's total optimizer steps are known (see
+// finalize_deepspeed_config): until then the *_pending flags are set.
+struct DeepSpeedScheduler {
+  std::string type;  // WarmupLR, WarmupDecayLR or WarmupCosineLR
+  optim::SchedulerOptions options;
+  bool warmup_num_steps_pending = false;  // "auto": args' warmup steps of the run (absent: DeepSpeed's 1000)
+  bool total_num_steps_pending = false;   // "auto" (or absent, which DeepSpeed would refuse): the run's total
+};
+
+// A DeepSpeed config as parsed and then resolved against TrainingArguments: no "auto" remains except the
+// scheduler's pending step counts.
+struct DeepSpeedConfig {
+  int64_t train_batch_size = 0;
+  int64_t train_micro_batch_size_per_gpu = 0;
+  int64_t gradient_accumulation_steps = 0;
+  std::optional<DeepSpeedOptimizer> optimizer;  // absent: the Trainer's own AdamW from TrainingArguments
+  std::optional<DeepSpeedScheduler> scheduler;  // absent: the Trainer's own lr_scheduler_type
+  // DeepSpeed's gradient_clipping: 0 (its default when the key is absent) means no clipping, also when
+  // TrainingArguments.max_grad_norm is set (as in HF with DeepSpeed, where DeepSpeed clips).
+  double gradient_clipping = 0;
+  PrecisionOptions precision;
+  dist::ZeroOptions zero;
+  int64_t steps_per_print = 10;
+  std::vector<std::string> unknown_keys;  // dotted paths berth does not read ("wall_clock_breakdown", ...)
+};
+
+// Parses `json_text` (`source_name` names it in messages) without TrainingArguments: "auto" batch sizes and
+// hyperparameters are left 0 (batch sizes) or at the block's defaults, to be filled by resolve. Checks
+// types, ranges and what berth supports: zero stage 0-3, offload device cpu|none (nvme refused),
+// offload_param only with stage 3, fp16 and bf16 not both, optimizer Adam/AdamW. Numbers written 2e8 are
+// integers where an integer is meant; a fractional value there is an error. Deprecation and unknown-key lines
+// go to *warnings (when given).
+DeepSpeedConfig parse_deepspeed_config(const std::string& json_text, const std::string& source_name,
+                                       std::vector<std::string>* warnings = nullptr);
+
+// HF's trainer_config_process plus DeepSpeed's batch rule. `config_text_or_path` is a file path, or the JSON
+// text itself when it starts with '{' (HF's inline dict). Fills "auto" (and absent batch sizes) from
+// `args` and `world_size`: train_batch_size = per_device_train_batch_size x gradient_accumulation_steps x
+// world, optimizer lr/betas/eps/weight_decay, scheduler warmup_max_lr (= learning_rate) and warmup_min_lr
+// (= 0), gradient_clipping (= max_grad_norm), fp16/bf16 enabled (= args.fp16/bf16). Of the three batch
+// sizes, two given determine the third; three given must satisfy train = micro x accumulation x world
+// (else an error showing the arithmetic). Every explicit value that disagrees with `args` is listed in ONE
+// berth::Error ("Please correct the following DeepSpeed config values that mismatch TrainingArguments
+// values", key, config value, argument value, fix). Unknown keys: one line in *warnings.
+DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
+                                         const TrainingArguments& args, int64_t world_size,
+                                         std::vector<std::string>* warnings = nullptr);
+
+// HF's trainer_config_finalize, at train start once `total_steps` (optimizer steps of the run) is known:
+// fills the scheduler's pending total_num_steps and warmup_num_steps (args.resolved_warmup_steps) and
+// checks explicit ones against them (one berth::Error listing mismatches). No-op without a scheduler.
+void finalize_deepspeed_config(DeepSpeedConfig& config, const TrainingArguments& args, int64_t total_steps);
+
+// HF's fsdp option string (space-separated) as ZeRO options: full_shard -> stage 3, shard_grad_op -> stage
+// 2, no_shard -> stage 0, offload -> offload_param + offload_optimizer to cpu (full_shard only, as
+// offload_param needs stage 3; with shard_grad_op only the optimizer), auto_wrap accepted (berth gathers
+// ZeRO-3 parameters layer by layer already). "" -> stage 0. Unknown or unsupported options (hybrid_shard
+// ...) and two sharding strategies -> berth::Error naming them.
+dist::ZeroOptions zero_options_from_fsdp(const std::string& fsdp);
+
+// The precision TrainingArguments ask for: fp16, bf16 or fp32.
+Precision precision_from_arguments(const TrainingArguments& args);
+
+}  // namespace berth::train

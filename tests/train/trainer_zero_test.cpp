@@ -1,0 +1,222 @@
+// ZeRO, DeepSpeed configs and mixed precision through `berth train`: the seed's DeepSpeed config refused on a
+// CPU (fp16) and trained with fp16 off on 2 ranks; stages 1-3 train as one process; checkpoints reshard to
+// another world size and stage; `berth export`; the memory estimate agrees with what ranks hold; bf16 on CPU.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.h"
+#include "support/test_support.h"
+#include "support/training_runs.h"
+
+namespace berth {
+namespace {
+
+using testing::contains;
+using testing::run_program;
+using testing::TempDir;
+
+const std::string kCli = BERTH_CLI_PATH;
+const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
+const std::string kSeedConfig =
+    std::string(BERTH_SOURCE_DIR) + "/tests/train/fixtures/seed_deepspeed_config.json";
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+class ZeroTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::write_spam_ham_split(dir.file("train.jsonl"), 48, 0);
+    testing::write_spam_ham_split(dir.file("eval.jsonl"), 10, 1);
+  }
+  struct Run {
+    int batch = 4;
+    std::string max_steps = "3";
+    std::string extra = "";       // more flags (--deepspeed FILE, --fsdp ..., --resume-from-checkpoint ...)
+    std::string save_steps = "";  // "" = no saves
+    std::string max_grad_norm = "0.05";
+  };
+  // bert-tiny without dropout (ranks and one process draw different dropout masks), accumulation 2 and
+  // clipping active, as the DDP equivalence tests.
+  std::string train_args(const std::string& out, const Run& run) const {
+    return "train --model-preset bert-tiny --tokenizer " + kTinyModel +
+           " --config-overrides "
+           "max_position_embeddings=64,hidden_dropout_prob=0,attention_probs_dropout_prob=0"
+           " --train " +
+           dir.file("train.jsonl") + " --eval " + dir.file("eval.jsonl") + " --output-dir " + out +
+           " --per-device-train-batch-size " + std::to_string(run.batch) +
+           " --gradient-accumulation-steps 2 --max-grad-norm " + run.max_grad_norm +
+           " --learning-rate 1e-3 --weight-decay 0.01 --max-steps " + run.max_steps +
+           (run.save_steps.empty() ? std::string(" --save-strategy no")
+                                   : " --save-strategy steps --save-steps " + run.save_steps) +
+           " --max-length 32 --seed 7 --disable-tqdm true --threads 1 --overwrite-output-dir true" +
+           run.extra;
+  }
+  testing::CliResult train(const std::string& out, const Run& run, int ranks) const {
+    const std::string command = ranks == 1 ? kCli + " " + train_args(out, run)
+                                           : kCli + " launch --nproc-per-node " + std::to_string(ranks) +
+                                                 " -- " + kCli + " " + train_args(out, run);
+    return run_program(command, true, "", 180);
+  }
+  std::string write_config(const std::string& name, const nlohmann::json& config) const {
+    const std::string path = dir.file(name);
+    std::ofstream(path) << config.dump(2);
+    return path;
+  }
+  // The seed's config as a user would adapt it for a CPU: fp16 off, the rest verbatim.
+  nlohmann::json seed_without_fp16() const {
+    nlohmann::json config = read_json(kSeedConfig);
+    config["fp16"]["enabled"] = false;
+    return config;
+  }
+  nlohmann::json stage(int s, bool overlap) const {
+    nlohmann::json config = seed_without_fp16();
+    config["zero_optimization"]["stage"] = s;
+    config["gradient_clipping"] = "auto";  // --max-grad-norm: clipping across shards is part of the proof
+    config["zero_optimization"]["overlap_comm"] = overlap;
+    config["zero_optimization"].erase("offload_optimizer");
+    // Small buckets: several reduce-scatters and all-gathers per step on this tiny model.
+    config["zero_optimization"]["reduce_bucket_size"] = 20000;
+    config["zero_optimization"]["allgather_bucket_size"] = 20000;
+    if (s == 3) config["zero_optimization"]["stage3_param_persistence_threshold"] = 1000;
+    return config;
+  }
+  void expect_same_weights(const std::string& a, const std::string& b, double tolerance) const {
+    const auto [worst, name] = testing::largest_weight_difference(a, b);
+    EXPECT_LE(worst, tolerance) << "largest difference in " << name;
+  }
+  // One process, batch 8: what every 2-rank x 4 run must reproduce.
+  std::string reference(const std::string& max_grad_norm = "0.05") {
+    const std::string out = dir.file("reference" + max_grad_norm);
+    if (!std::ifstream(out + "/model.safetensors")) {
+      Run run{8};
+      run.max_grad_norm = max_grad_norm;
+      const auto one = train(out, run, 1);
+      EXPECT_EQ(one.exit_code, 0) << one.output;
+    }
+    return out;
+  }
+  TempDir dir;
+};
+
+TEST_F(ZeroTraining, TheSeedConfigIsRefusedOnACpuRunWithTheFp16Message) {
+  const auto result = train(dir.file("seed"), {4, "3", " --deepspeed " + kSeedConfig}, 1);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "fp16")) << result.output;
+  EXPECT_TRUE(contains(result.output, "bf16")) << result.output;
+  EXPECT_TRUE(contains(result.output, "\"enabled\": false")) << result.output;
+}
+
+TEST_F(ZeroTraining, TheSeedConfigWithoutFp16TrainsOnTwoRanksWithZero1AndCpuOffload) {
+  const std::string config = write_config("seed_cpu.json", seed_without_fp16());
+  const auto two = train(dir.file("seed_cpu"), {4, "3", " --deepspeed " + config}, 2);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_TRUE(contains(two.output, "zero-1")) << two.output;
+  EXPECT_TRUE(contains(two.output, "offload_optimizer cpu")) << two.output;
+  // The seed's config has no gradient_clipping: DeepSpeed (and so HF with DeepSpeed) does not clip then,
+  // whatever max_grad_norm says.
+  expect_same_weights(reference("0"), dir.file("seed_cpu"), 1e-5);
+}
+
+TEST_F(ZeroTraining, Stages2And3TrainAsOneProcess) {
+  for (const int s : {2, 3}) {
+    const std::string name = "stage" + std::to_string(s);
+    const std::string config = write_config(name + ".json", stage(s, true));
+    const auto two = train(dir.file(name), {4, "3", " --deepspeed " + config}, 2);
+    ASSERT_EQ(two.exit_code, 0) << two.output;
+    EXPECT_TRUE(contains(two.output, "zero-" + std::to_string(s))) << two.output;
+    expect_same_weights(reference(), dir.file(name), 1e-5);
+  }
+}
+
+TEST_F(ZeroTraining, FsdpFullShardTrainsAsStage3) {
+  const auto two = train(dir.file("fsdp"), {4, "3", " --fsdp full_shard"}, 2);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_TRUE(contains(two.output, "zero-3")) << two.output;
+  expect_same_weights(reference(), dir.file("fsdp"), 1e-5);
+}
+
+TEST_F(ZeroTraining, ACheckpointOfTwoRanksAtStage2ResumesOnOneRankAndOnTwoRanksAtStage3) {
+  const std::string stage2 = write_config("stage2.json", stage(2, false));
+  const std::string stage3 = write_config("stage3.json", stage(3, false));
+  // Uninterrupted: 4 steps, saving at step 2.
+  const auto full = train(dir.file("full"), {4, "4", " --deepspeed " + stage2, "2"}, 2);
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  const std::string checkpoint = dir.file("full/checkpoint-2");
+  ASSERT_TRUE(std::ifstream(checkpoint + "/zero/layout.json")) << "no ZeRO shards in " << checkpoint;
+  // The same run continued from step 2 by one process without ZeRO, and by 2 ranks at stage 3.
+  const auto one = train(dir.file("one"), {8, "4", " --resume-from-checkpoint " + checkpoint}, 1);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto three = train(dir.file("three"),
+                           {4, "4", " --deepspeed " + stage3 + " --resume-from-checkpoint " + checkpoint}, 2);
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  // Resuming moved the weights past the checkpoint's...
+  const auto [moved, where] = testing::largest_weight_difference(checkpoint, dir.file("full"));
+  EXPECT_GT(moved, 1e-4) << where;
+  // ...exactly as far as the uninterrupted run: parameters and optimizer state were resharded.
+  expect_same_weights(dir.file("full"), dir.file("one"), 1e-5);
+  expect_same_weights(dir.file("full"), dir.file("three"), 1e-5);
+
+  // berth export: the consolidated model of the stage-2 checkpoint, loadable by berth predict.
+  const auto exported =
+      run_program(kCli + " export --checkpoint " + checkpoint + " --output " + dir.file("exported"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  expect_same_weights(checkpoint, dir.file("exported"), 0);
+  const auto predicted = run_program(kCli + " predict --model " + dir.file("exported") + " --input " +
+                                     dir.file("eval.jsonl") + " --output " + dir.file("predicted.jsonl"));
+  EXPECT_EQ(predicted.exit_code, 0) << predicted.output;
+}
+
+TEST_F(ZeroTraining, TheMemoryEstimateAgreesWithWhatEachRankHolds) {
+  for (const int s : {1, 2, 3}) {
+    const std::string name = "memory" + std::to_string(s);
+    const std::string config = write_config(name + ".json", stage(s, false));
+    const auto two = train(dir.file(name), {4, "2", " --deepspeed " + config}, 2);
+    ASSERT_EQ(two.exit_code, 0) << two.output;
+    bool found = false;
+    std::ifstream log(dir.file(name + "/log.jsonl"));
+    for (std::string line; std::getline(log, line);) {
+      const auto entry = nlohmann::json::parse(line);
+      if (!entry.contains("memory_estimated_bytes")) continue;
+      found = true;
+      for (const std::string kind : {"parameters", "gradients", "optimizer_states"}) {
+        const double estimated = entry.at("memory_estimated_" + kind).get<double>();
+        const double held = entry.at("memory_held_" + kind).get<double>();
+        EXPECT_NEAR(held, estimated, 0.02 * estimated + 64) << "stage " << s << " " << kind << ": " << line;
+      }
+    }
+    EXPECT_TRUE(found) << "stage " << s << ": no memory entry in log.jsonl";
+  }
+}
+
+TEST_F(ZeroTraining, Bf16TrainsOnACpu) {
+  const auto result = train(dir.file("bf16"), {8, "3", " --bf16 true"}, 1);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "bf16")) << result.output;
+  const auto results = read_json(dir.file("bf16/all_results.json"));
+  const double loss = results.at("train_loss").get<double>();
+  EXPECT_TRUE(std::isfinite(loss) && loss > 0) << results.dump();
+  // bf16 computes differently from fp32, but not far from it: the same run's fp32 loss is close.
+  const auto fp32 = read_json(reference() + "/all_results.json").at("train_loss").get<double>();
+  EXPECT_NEAR(loss, fp32, 0.05 * fp32);
+}
+
+TEST_F(ZeroTraining, AConfigThatContradictsTheArgumentsListsEveryConflict) {
+  nlohmann::json config = seed_without_fp16();
+  config["train_micro_batch_size_per_gpu"] = 16;
+  config["gradient_clipping"] = 2.0;
+  const auto result =
+      train(dir.file("conflict"), {4, "3", " --deepspeed " + write_config("c.json", config)}, 1);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "train_micro_batch_size_per_gpu")) << result.output;
+  EXPECT_TRUE(contains(result.output, "gradient_clipping")) << result.output;
+}
+
+}  // namespace
+}  // namespace berth
