@@ -18,6 +18,7 @@
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"
+#include "support/rank_threads.h"
 #include "support/test_support.h"
 
 namespace berth::dist {
@@ -61,48 +62,9 @@ at::Tensor loss_of(Net& net, const at::Tensor& x, const at::Tensor& y, bool use_
   return torch::mse_loss(net->forward(x, use_extra), y);
 }
 
-// Runs fn(rank, comm) on `world` threads over one HashStore and returns each rank's error text ("" when it
-// returned normally). Collectives time out after 20 s, so a rank left alone fails instead of hanging; past
-// the deadline the test aborts rather than hang the suite.
-std::vector<std::string> run_ranks(int world, std::function<void(int, std::shared_ptr<Communicator>)> fn,
-                                   std::chrono::seconds deadline = std::chrono::seconds(90)) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  CommOptions options;
-  options.backend = "gloo";
-  options.timeout = std::chrono::seconds(20);
-  std::vector<std::string> errors(world);
-  std::vector<std::promise<void>> finished(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        auto comm = make_communicator(store, r, world, c10::Device(c10::kCPU), options);
-        fn(r, comm);
-      } catch (const std::exception& e) {
-        errors[r] = std::string("error: ") + e.what();
-        if (errors[r] == "error: ") errors[r] = "error: (empty message)";
-      }
-      finished[r].set_value();
-    });
-  }
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  for (int r = 0; r < world; ++r) {
-    if (finished[r].get_future().wait_until(until) != std::future_status::ready) {
-      std::cerr << "rank " << r << " did not finish within " << deadline.count() << " s: aborting\n";
-      std::abort();
-    }
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-
-void expect_ok(const std::vector<std::string>& errors) {
-  for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
-}
-
-double max_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.detach().to(torch::kFloat64) - b.detach().to(torch::kFloat64)).abs().max().item<double>();
-}
+using testing::expect_ok;
+using testing::max_diff;
+using testing::run_ranks;
 
 TEST(DdpGradientSync, PrepareCopiesRankZerosParametersAndBuffers) {
   std::vector<Net> nets{make_net(1), make_net(2)};

@@ -15,6 +15,7 @@
 
 #include "berth/model/bert_model.h"
 #include "berth/model/bert_presets.h"
+#include "support/rank_threads.h"
 #include "support/test_support.h"
 
 namespace berth::dist {
@@ -23,46 +24,9 @@ namespace {
 using berth::testing::error_text;
 using berth::testing::expect_contains;
 
-// Runs fn(rank, comm) on `world` threads over one HashStore; each rank's error text ("" when none).
-std::vector<std::string> run_ranks(int world, std::function<void(int, std::shared_ptr<Communicator>)> fn,
-                                   std::chrono::seconds deadline = std::chrono::seconds(120)) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  CommOptions options;
-  options.backend = "gloo";
-  options.timeout = std::chrono::seconds(30);
-  std::vector<std::string> errors(world);
-  std::vector<std::promise<void>> finished(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        auto comm = make_communicator(store, r, world, c10::Device(c10::kCPU), options);
-        fn(r, comm);
-      } catch (const std::exception& e) {
-        errors[r] = std::string("error: ") + e.what();
-      }
-      finished[r].set_value();
-    });
-  }
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  for (int r = 0; r < world; ++r) {
-    if (finished[r].get_future().wait_until(until) != std::future_status::ready) {
-      std::cerr << "rank " << r << " did not finish within " << deadline.count() << " s: aborting\n";
-      std::abort();
-    }
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-
-void expect_ok(const std::vector<std::string>& errors) {
-  for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
-}
-
-double max_diff(const at::Tensor& a, const at::Tensor& b) {
-  if (a.numel() == 0 && b.numel() == 0) return 0;
-  return (a.detach().to(torch::kFloat64) - b.detach().to(torch::kFloat64)).abs().max().item<double>();
-}
+using testing::expect_ok;
+using testing::max_diff;
+using testing::run_ranks;
 
 // 3 encoder layers, hidden 32: 6 blocks; parameters of more than 32 elements are partitioned, LayerNorms and
 // the hidden-size biases stay whole (persistent) with the threshold below.
