@@ -60,6 +60,9 @@ struct Core {
   std::vector<int> trace;  // block order of the first forward
   bool trace_complete = false;
   bool callback_queued = false;
+  // gather_all() holds every block whole until release_all(): forwards and backwards in between (an
+  // evaluation after training, before the model is saved) gather nothing and release nothing.
+  bool held_whole = false;
   int64_t full_bytes = 0;  // bytes of flat buffers allocated now
   Zero3Stats stats;
 
@@ -134,7 +137,7 @@ struct Core {
 
   void release(int index) {
     Block& b = blocks[index];
-    if (b.numel == 0 || b.state == BlockState::Released) return;
+    if (held_whole || b.numel == 0 || b.state == BlockState::Released) return;
     if (b.pending) {
       // Every rank takes part in the collective, so it completes before the buffer goes.
       auto pending = std::move(b.pending);
@@ -345,6 +348,7 @@ void PartitionedParameters::partition(torch::nn::Module& model, const FlatLayout
   BERTH_CHECK(core.options.stage == 3, "PartitionedParameters is ZeRO stage 3's; the options say stage ",
               core.options.stage,
               ". Fix: set zero_optimization.stage to 3, or use stage 1 or 2's gradient sync");
+  core.held_whole = false;
   auto* bert = dynamic_cast<BertForSequenceClassificationImpl*>(&model);
   BERTH_CHECK(bert != nullptr, "ZeRO stage 3 gathers each block's parameters through layer hooks, which ",
               "berth::BertForSequenceClassification supports; this model is a ", model.name(),
@@ -478,12 +482,14 @@ void PartitionedParameters::gather_all() {
   core.check_attached();
   for (size_t i = 0; i < core.blocks.size(); ++i) core.start_gather(static_cast<int>(i), false);
   for (size_t i = 0; i < core.blocks.size(); ++i) core.finish_gather(static_cast<int>(i));
+  core.held_whole = true;
 }
 
 void PartitionedParameters::release_all() {
   Core& core = *impl_->core;
   std::lock_guard<std::recursive_mutex> lock(core.mutex);
   core.check_attached();
+  core.held_whole = false;
   core.release_all();
 }
 

@@ -127,6 +127,11 @@ TEST(Zero3Parameters, PartitionHoldsHalfAndGatherRestoresTheValues) {
       EXPECT_TRUE(live[i].equal(original[i])) << "rank " << r << " parameter " << i;
     }
     EXPECT_GT(params.stats().gathers, 0);
+    {  // Held whole until release_all(): an evaluation in between leaves the model whole (to save it).
+      torch::NoGradGuard no_grad;
+      model->forward(batch_of(config, r).first);
+    }
+    for (size_t i = 0; i < live.size(); ++i) EXPECT_TRUE(live[i].equal(original[i])) << "after eval " << i;
     params.release_all();
     for (size_t i = 0; i < live.size(); ++i)
       if (original[i].numel() > kThreshold) {
