@@ -40,11 +40,6 @@ std::string describe_zero(const ZeroOptions& zero) {
   return "zero-" + std::to_string(zero.stage) + (details.empty() ? "" : " (" + details + ")");
 }
 
-std::string strategy_for(const train::TrainingArguments& args, int64_t world_size) {
-  const ZeroOptions zero = zero_options_for(args, world_size);
-  return zero.stage > 0 ? "zero-" + std::to_string(zero.stage) : "local";
-}
-
 std::shared_ptr<train::GradientSync> make_gradient_sync(const train::TrainingArguments& args,
                                                         std::shared_ptr<Communicator> comm) {
   const ZeroOptions zero = zero_options_for(args, comm->world_size());

@@ -148,9 +148,10 @@ Trainer::Trainer(TrainerOptions options)
         resolve_deepspeed_config(*args_.deepspeed, args_, gradient_sync_->world_size(), &warnings));
   if (is_main_process())
     for (const auto& warning : warnings) console() << "warning: " << warning << "\n";
+  zero_ = deepspeed_ ? deepspeed_->zero : dist::zero_options_for(args_, gradient_sync_->world_size());
   // The strategy the arguments ask for is the one the gradient sync implements (init_process_context and
   // make_gradient_sync build it from the same arguments; a hand-made sync must agree).
-  const std::string wanted = dist::strategy_for(args_, gradient_sync_->world_size());
+  const std::string wanted = zero_.stage > 0 ? "zero-" + std::to_string(zero_.stage) : "local";
   BERTH_CHECK(
       wanted == gradient_sync_->strategy() || (wanted == "local" && gradient_sync_->strategy() == "ddp"),
       "the training arguments ask for ", wanted, " (", args_.deepspeed ? "deepspeed config" : "fsdp",
@@ -158,9 +159,13 @@ Trainer::Trainer(TrainerOptions options)
       "' gradient sync. Fix: build the sync from the same arguments with "
       "dist::init_process_context(args) or dist::make_gradient_sync(args, comm)");
   if (device_.type() != c10::kMeta) {
-    const PrecisionOptions& ds = deepspeed_ ? deepspeed_->precision : PrecisionOptions{};
-    precision_ = resolve_precision(args_.fp16 || ds.precision == Precision::fp16,
-                                   args_.bf16 || ds.precision == Precision::bf16, device_, ds.loss_scale);
+    // A DeepSpeed config has already merged --fp16/--bf16 with its own fp16/bf16 blocks.
+    const Precision asked = deepspeed_   ? deepspeed_->precision.precision
+                            : args_.fp16 ? Precision::fp16
+                            : args_.bf16 ? Precision::bf16
+                                         : Precision::fp32;
+    precision_ = resolve_precision(asked == Precision::fp16, asked == Precision::bf16, device_,
+                                   deepspeed_ ? deepspeed_->precision.loss_scale : LossScaleOptions{});
   }
   if (model_init_) {
     model_ = build_model(nullptr);
@@ -256,7 +261,7 @@ void Trainer::create_optimizer_and_scheduler(int64_t max_steps) {
 // After the first step, when gradients and optimizer state exist: the ZeRO paper's estimate for this run
 // beside what this rank holds, in the console and log.jsonl.
 void Trainer::log_memory(int64_t num_params) {
-  const dist::ZeroOptions zero = dist::zero_options_for(args_, gradient_sync_->world_size());
+  const dist::ZeroOptions& zero = zero_;
   const MemoryEstimate estimate = estimate_zero_memory(
       num_params, gradient_sync_->world_size(), zero.stage, precision_.precision,
       zero.offload_optimizer.enabled(), zero.offload_param.enabled(),

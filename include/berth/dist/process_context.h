@@ -40,9 +40,6 @@ ProcessContext init_process_context(const train::TrainingArguments& args,
 ZeroOptions zero_options_for(const train::TrainingArguments& args, int64_t world_size = 1);
 // One line for the console: "zero-2 (overlap_comm, offload_optimizer cpu)"; "" for stage 0.
 std::string describe_zero(const ZeroOptions& zero);
-// The gradient sync's strategy name for those arguments: "zero-<stage>" or "local" (stage 0: one process;
-// DDP when several).
-std::string strategy_for(const train::TrainingArguments& args, int64_t world_size = 1);
 // The gradient sync the arguments ask for over `comm`: ZeRO (any world size, offload alone makes sense on
 // one), DDP for several ranks, else none (one process).
 std::shared_ptr<train::GradientSync> make_gradient_sync(const train::TrainingArguments& args,

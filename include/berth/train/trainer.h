@@ -2,6 +2,7 @@
 #pragma once
 
 #include "berth/data/tokenized_dataset.h"
+#include "berth/dist/zero_options.h"
 #include "berth/model/bert_model.h"
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 #include "berth/train/callbacks.h"
@@ -168,6 +169,7 @@ class Trainer {
   BertForSequenceClassification model_{nullptr};
   std::unique_ptr<optim::LrScheduler> scheduler_;
   std::shared_ptr<DeepSpeedConfig> deepspeed_;  // args.deepspeed resolved; null without one
+  dist::ZeroOptions zero_;                      // what args.deepspeed / args.fsdp ask for (stage 0: none)
   PrecisionOptions precision_;
   std::unique_ptr<LossScaler> loss_scaler_;  // fp16 only
   std::unique_ptr<ProgressReporter> progress_;
