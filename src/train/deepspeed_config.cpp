@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "berth/core/error.h"
+#include "core/number_text.h"
+#include "core/text.h"
 
 namespace berth::train {
 namespace {
@@ -22,24 +24,6 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
   std::string text;
   for (size_t i = 0; i < items.size(); ++i) text += (i ? separator : "") + items[i];
   return text;
-}
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-// Shortest text that reads back to the same double ("2e-05", "0.9", "8").
-std::string number_text(double value) {
-  if (std::floor(value) == value && std::fabs(value) < 1e15)
-    return std::to_string(static_cast<int64_t>(value));
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::ostringstream out;
-    out.precision(precision);
-    out << value;
-    if (std::strtod(out.str().c_str(), nullptr) == value) return out.str();
-  }
-  return std::to_string(value);
 }
 
 bool is_auto(const Json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
@@ -82,7 +66,7 @@ class Block {
       const double number = value->get<double>();
       if (std::floor(number) == number && std::fabs(number) < 9e18) return static_cast<int64_t>(number);
       BERTH_FAIL(source_, ": \"", where(key), "\" must be a whole number, found ", value->dump(),
-                 ". Fix: e.g. \"", key, "\": ", number_text(std::floor(number)));
+                 ". Fix: e.g. \"", key, "\": ", text::shortest_number_text(std::floor(number)));
     }
     bad(key, allow_auto ? "a whole number or \"auto\"" : "a whole number", *value, "8");
   }
@@ -121,7 +105,7 @@ void parse_offload(Block& parent, const std::string& key, dist::OffloadOptions& 
   if (!node) return;
   Block block(*node, parent.where(key), source);
   if (auto device = block.string("device")) {
-    const std::string name = lower(*device);
+    const std::string name = text::to_lower(*device);
     BERTH_CHECK(
         name != "nvme", source, ": \"", block.where("device"),
         "\" is \"nvme\", which berth does not support (no NVMe offload engine). Fix: \"device\": \"cpu\" "
@@ -204,7 +188,7 @@ PrecisionFlags parse_precision(Block& root, const std::string& source, LossScale
     flags.fp16 = block.boolean("enabled", true);
     if (auto value = block.number("loss_scale")) {
       BERTH_CHECK(*value >= 0, source, ": \"fp16.loss_scale\" must be >= 0 (0: dynamic), found ",
-                  number_text(*value), ". Fix: \"loss_scale\": 0");
+                  text::shortest_number_text(*value), ". Fix: \"loss_scale\": 0");
       loss_scale.loss_scale = *value;
     }
     if (auto value = block.integer("initial_scale_power")) {
@@ -225,8 +209,8 @@ PrecisionFlags parse_precision(Block& root, const std::string& source, LossScale
     }
     if (auto value = block.boolean("consecutive_hysteresis")) loss_scale.consecutive_hysteresis = *value;
     if (auto value = block.number("min_loss_scale")) {
-      BERTH_CHECK(*value > 0, source, ": \"fp16.min_loss_scale\" must be > 0, found ", number_text(*value),
-                  ". Fix: \"min_loss_scale\": 1");
+      BERTH_CHECK(*value > 0, source, ": \"fp16.min_loss_scale\" must be > 0, found ",
+                  text::shortest_number_text(*value), ". Fix: \"min_loss_scale\": 1");
       loss_scale.min_loss_scale = *value;
     }
     block.collect_unknown(unknown);
@@ -291,9 +275,9 @@ Parsed parse(const std::string& json_text, const std::string& source, std::vecto
   parsed.gradient_clipping_auto = block.has_auto("gradient_clipping");
   parsed.gradient_clipping = block.number("gradient_clipping", true);
   if (parsed.gradient_clipping)
-    BERTH_CHECK(*parsed.gradient_clipping >= 0, source,
-                ": \"gradient_clipping\" must be >= 0 (0: none), found ",
-                number_text(*parsed.gradient_clipping), ". Fix: e.g. \"gradient_clipping\": 1.0");
+    BERTH_CHECK(
+        *parsed.gradient_clipping >= 0, source, ": \"gradient_clipping\" must be >= 0 (0: none), found ",
+        text::shortest_number_text(*parsed.gradient_clipping), ". Fix: e.g. \"gradient_clipping\": 1.0");
   if (auto value = block.integer("steps_per_print")) {
     BERTH_CHECK(*value >= 1, source, ": \"steps_per_print\" must be >= 1, found ", *value,
                 ". Fix: e.g. \"steps_per_print\": 10");
@@ -307,7 +291,7 @@ Parsed parse(const std::string& json_text, const std::string& source, std::vecto
   if (const Json* node = block.find("optimizer")) {
     Block optimizer(*node, "optimizer", source);
     const std::string type = optimizer.string("type").value_or("");
-    const std::string name = lower(type);
+    const std::string name = text::to_lower(type);
     BERTH_CHECK(
         name == "adam" || name == "adamw", source, ": \"optimizer.type\" \"", type,
         "\" is not supported by berth, which implements Adam and AdamW (DeepSpeed's Adam with adam_w_mode "
@@ -424,8 +408,8 @@ class Mismatches {
   void check(const std::string& key, double config_value, const std::string& argument, double argument_value,
              const std::string& fix) {
     if (config_value == argument_value) return;
-    lines_.push_back("- " + key + "=" + number_text(config_value) + " vs " + argument + "=" +
-                     number_text(argument_value) + " (fix: " + fix + ")");
+    lines_.push_back("- " + key + "=" + text::shortest_number_text(config_value) + " vs " + argument + "=" +
+                     text::shortest_number_text(argument_value) + " (fix: " + fix + ")");
   }
   void add(const std::string& line) { lines_.push_back("- " + line); }
   void throw_if_any() const {
@@ -527,7 +511,7 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
 
   if (parsed.gradient_clipping)
     mismatches.check("gradient_clipping", *parsed.gradient_clipping, "max_grad_norm", args.max_grad_norm,
-                     "--max_grad_norm " + number_text(*parsed.gradient_clipping));
+                     "--max_grad_norm " + text::shortest_number_text(*parsed.gradient_clipping));
   config.gradient_clipping = parsed.gradient_clipping
                                  ? *parsed.gradient_clipping
                                  : (parsed.gradient_clipping_auto ? args.max_grad_norm : 0.0);
@@ -554,19 +538,20 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
     DeepSpeedOptimizer& optimizer = *config.optimizer;
     if (parsed.lr)
       mismatches.check("optimizer.params.lr", *parsed.lr, "learning_rate", args.learning_rate,
-                       "--learning_rate " + number_text(*parsed.lr));
+                       "--learning_rate " + text::shortest_number_text(*parsed.lr));
     if (parsed.beta1)
       mismatches.check("optimizer.params.betas[0]", *parsed.beta1, "adam_beta1", args.adam_beta1,
-                       "--adam_beta1 " + number_text(*parsed.beta1));
+                       "--adam_beta1 " + text::shortest_number_text(*parsed.beta1));
     if (parsed.beta2)
       mismatches.check("optimizer.params.betas[1]", *parsed.beta2, "adam_beta2", args.adam_beta2,
-                       "--adam_beta2 " + number_text(*parsed.beta2));
+                       "--adam_beta2 " + text::shortest_number_text(*parsed.beta2));
     if (parsed.eps)
       mismatches.check("optimizer.params.eps", *parsed.eps, "adam_epsilon", args.adam_epsilon,
-                       "--adam_epsilon " + number_text(*parsed.eps));
+                       "--adam_epsilon " + text::shortest_number_text(*parsed.eps));
     if (parsed.weight_decay)
       mismatches.check("optimizer.params.weight_decay", *parsed.weight_decay, "weight_decay",
-                       args.weight_decay, "--weight_decay " + number_text(*parsed.weight_decay));
+                       args.weight_decay,
+                       "--weight_decay " + text::shortest_number_text(*parsed.weight_decay));
     optimizer.lr = args.learning_rate;
     optimizer.beta1 = args.adam_beta1;
     optimizer.beta2 = args.adam_beta2;
@@ -577,7 +562,8 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
     optim::SchedulerOptions& options = config.scheduler->options;
     if (parsed.warmup_max_lr)
       mismatches.check("scheduler.params.warmup_max_lr", *parsed.warmup_max_lr, "learning_rate",
-                       args.learning_rate, "--learning_rate " + number_text(*parsed.warmup_max_lr));
+                       args.learning_rate,
+                       "--learning_rate " + text::shortest_number_text(*parsed.warmup_max_lr));
     options.warmup_max_lr = args.learning_rate;
     options.warmup_min_lr = parsed.warmup_min_lr.value_or(0.0);  // HF's fill_only: "auto" is 0
     // HF fills an "auto" warmup from the arguments at train start; an absent one is DeepSpeed's 1000.
@@ -613,7 +599,7 @@ dist::ZeroOptions zero_options_from_fsdp(const std::string& fsdp) {
   std::vector<std::string> strategies;
   bool offload = false;
   while (in >> option) {
-    const std::string name = lower(option);
+    const std::string name = text::to_lower(option);
     if (name == "full_shard" || name == "shard_grad_op" || name == "no_shard") {
       strategies.push_back(name);
       zero.stage = name == "full_shard" ? 3 : name == "shard_grad_op" ? 2 : 0;

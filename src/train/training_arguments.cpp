@@ -18,6 +18,8 @@
 #include "berth/device/device.h"
 #include "berth/placement/place.h"
 #include "berth/train/deepspeed_config.h"
+#include "core/number_text.h"
+#include "core/text.h"
 
 namespace berth::train {
 namespace {
@@ -119,23 +121,6 @@ const Field* find_field(std::string_view name) {
   return nullptr;
 }
 
-// Shortest text that reads back to the same double ("5e-05", "0.9", "500").
-std::string double_text(double value) {
-  // Whole numbers as integers (500, not 5e+02), as a user would write a step count.
-  if (std::floor(value) == value && std::fabs(value) < 1e15)
-    return std::to_string(static_cast<int64_t>(value));
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::ostringstream out;
-    out.precision(precision);
-    out << value;
-    if (std::strtod(out.str().c_str(), nullptr) == value) return out.str();
-  }
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
-
 std::string join(const std::vector<std::string>& items, const char* separator) {
   std::string text;
   for (size_t i = 0; i < items.size(); ++i) text += (i ? separator : "") + items[i];
@@ -148,12 +133,12 @@ std::string field_text(const Args& args, const FieldPtr& ptr) {
     std::string operator()(std::string Args::*p) const { return args.*p; }
     std::string operator()(bool Args::*p) const { return args.*p ? "true" : "false"; }
     std::string operator()(int64_t Args::*p) const { return std::to_string(args.*p); }
-    std::string operator()(double Args::*p) const { return double_text(args.*p); }
+    std::string operator()(double Args::*p) const { return text::shortest_number_text(args.*p); }
     std::string operator()(std::optional<int64_t> Args::*p) const {
       return (args.*p) ? std::to_string(*(args.*p)) : "";
     }
     std::string operator()(std::optional<double> Args::*p) const {
-      return (args.*p) ? double_text(*(args.*p)) : "";
+      return (args.*p) ? text::shortest_number_text(*(args.*p)) : "";
     }
     std::string operator()(std::optional<std::string> Args::*p) const { return (args.*p).value_or(""); }
     std::string operator()(std::optional<bool> Args::*p) const {
@@ -186,12 +171,6 @@ Json field_json(const Args& args, const FieldPtr& ptr) {
     Json operator()(std::vector<std::string> Args::*p) const { return args.*p; }
   };
   return std::visit(Visitor{args}, ptr);
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::string trim(std::string_view text) {
@@ -227,14 +206,14 @@ double parse_double(std::string_view name, std::string_view text) {
 }
 
 bool parse_bool(std::string_view name, std::string_view text) {
-  const std::string s = lower(trim(text));
+  const std::string s = text::to_lower(trim(text));
   if (s == "true" || s == "1" || s == "yes") return true;
   if (s == "false" || s == "0" || s == "no") return false;
   bad_text(name, text, "true/false/1/0/yes/no", "true");
 }
 
 bool is_unset_text(std::string_view text) {
-  const std::string s = lower(trim(text));
+  const std::string s = text::to_lower(trim(text));
   return s == "none" || s == "null";
 }
 
@@ -382,7 +361,7 @@ const std::vector<std::string>& foreign_integrations() {
 
 bool is_foreign_integration(const std::string& name) {
   const auto& names = foreign_integrations();
-  return std::find(names.begin(), names.end(), lower(name)) != names.end();
+  return std::find(names.begin(), names.end(), text::to_lower(name)) != names.end();
 }
 
 void check_one_of(std::string_view name, const std::string& value, const std::vector<std::string>& accepted) {
@@ -392,12 +371,13 @@ void check_one_of(std::string_view name, const std::string& value, const std::ve
 }
 
 void check_steps_value(std::string_view name, double value) {
-  BERTH_CHECK(value >= 0, "training argument ", name, " must be >= 0, found ", double_text(value),
+  BERTH_CHECK(value >= 0, "training argument ", name, " must be >= 0, found ",
+              text::shortest_number_text(value),
               ". Fix: a step count like 500, or a fraction of the total steps below 1 like 0.1");
   // HF: above 1 it is a step count, so it must be whole.
   BERTH_CHECK(value <= 1 || std::floor(value) == value, "training argument ", name,
-              " must be a whole number of steps when above 1, found ", double_text(value), ". Fix: e.g. ",
-              name, " ", double_text(std::floor(value)));
+              " must be a whole number of steps when above 1, found ", text::shortest_number_text(value),
+              ". Fix: e.g. ", name, " ", text::shortest_number_text(std::floor(value)));
 }
 
 int64_t resolve_steps(double value, int64_t total_steps) {
@@ -523,7 +503,7 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
 std::string closest_training_argument(std::string_view name) {
   std::string best;
   size_t best_distance = SIZE_MAX;
-  const std::string wanted = lower(name);
+  const std::string wanted = text::to_lower(name);
   for (const Field& field : fields()) {
     const size_t distance = edit_distance(wanted, field.name);
     if (distance < best_distance) best_distance = distance, best = field.name;
@@ -650,16 +630,16 @@ void TrainingArguments::validate() const {
   };
   BERTH_CHECK(learning_rate >= 0 && std::isfinite(learning_rate),
               "training argument learning_rate must be >= 0 (0 freezes the weights, as HF allows), found ",
-              double_text(learning_rate), ". Fix: e.g. learning_rate 5e-5");
+              text::shortest_number_text(learning_rate), ". Fix: e.g. learning_rate 5e-5");
   BERTH_CHECK(weight_decay >= 0, "training argument weight_decay must be >= 0, found ",
-              double_text(weight_decay), ". Fix: e.g. weight_decay 0.01");
+              text::shortest_number_text(weight_decay), ". Fix: e.g. weight_decay 0.01");
   for (const auto& [name, value] : {std::pair{"adam_beta1", adam_beta1}, std::pair{"adam_beta2", adam_beta2}})
     BERTH_CHECK(value >= 0 && value < 1, "training argument ", name, " must be in [0, 1), found ",
-                double_text(value), ". Fix: e.g. adam_beta1 0.9, adam_beta2 0.999");
+                text::shortest_number_text(value), ". Fix: e.g. adam_beta1 0.9, adam_beta2 0.999");
   BERTH_CHECK(adam_epsilon > 0, "training argument adam_epsilon must be > 0, found ",
-              double_text(adam_epsilon), ". Fix: e.g. adam_epsilon 1e-8");
+              text::shortest_number_text(adam_epsilon), ". Fix: e.g. adam_epsilon 1e-8");
   BERTH_CHECK(max_grad_norm >= 0, "training argument max_grad_norm must be >= 0 (0: no clipping), found ",
-              double_text(max_grad_norm), ". Fix: e.g. max_grad_norm 1.0");
+              text::shortest_number_text(max_grad_norm), ". Fix: e.g. max_grad_norm 1.0");
   positive_int("per_device_train_batch_size", per_device_train_batch_size);
   positive_int("per_device_eval_batch_size", per_device_eval_batch_size);
   positive_int("gradient_accumulation_steps", gradient_accumulation_steps);
@@ -668,12 +648,13 @@ void TrainingArguments::validate() const {
               ". Fix: e.g. max_steps 1000");
   BERTH_CHECK(max_steps > 0 || num_train_epochs > 0,
               "training argument num_train_epochs must be > 0 when max_steps is -1, found ",
-              double_text(num_train_epochs), ". Fix: e.g. num_train_epochs 3, or set max_steps");
+              text::shortest_number_text(num_train_epochs),
+              ". Fix: e.g. num_train_epochs 3, or set max_steps");
   check_one_of("lr_scheduler_type", lr_scheduler_type,
                {"linear", "cosine", "constant", "constant_with_warmup", "polynomial"});
   BERTH_CHECK(warmup_ratio >= 0 && warmup_ratio <= 1,
-              "training argument warmup_ratio must be in [0, 1], found ", double_text(warmup_ratio),
-              ". Fix: e.g. warmup_ratio 0.1");
+              "training argument warmup_ratio must be in [0, 1], found ",
+              text::shortest_number_text(warmup_ratio), ". Fix: e.g. warmup_ratio 0.1");
   BERTH_CHECK(warmup_steps >= 0, "training argument warmup_steps must be >= 0, found ", warmup_steps,
               ". Fix: e.g. warmup_steps 100");
   check_one_of("logging_strategy", logging_strategy, {"steps", "no", "epoch"});
@@ -684,16 +665,17 @@ void TrainingArguments::validate() const {
   if (eval_steps) check_steps_value("eval_steps", *eval_steps);
   BERTH_CHECK(logging_strategy != "steps" || logging_steps > 0,
               "training argument logging_strategy=steps needs logging_steps > 0, found ",
-              double_text(logging_steps), ". Fix: e.g. logging_steps 50, or logging_strategy no");
+              text::shortest_number_text(logging_steps),
+              ". Fix: e.g. logging_steps 50, or logging_strategy no");
   BERTH_CHECK(save_strategy != "steps" || save_steps > 0,
-              "training argument save_strategy=steps needs save_steps > 0, found ", double_text(save_steps),
-              ". Fix: e.g. save_steps 500, or save_strategy no");
+              "training argument save_strategy=steps needs save_steps > 0, found ",
+              text::shortest_number_text(save_steps), ". Fix: e.g. save_steps 500, or save_strategy no");
   if (eval_strategy == "steps")
     BERTH_CHECK((eval_steps && *eval_steps > 0) || logging_steps > 0,
                 "training argument eval_strategy=steps needs eval_steps > 0, or logging_steps > 0 to default "
                 "to, found eval_steps ",
-                eval_steps ? double_text(*eval_steps) : "unset", " and logging_steps ",
-                double_text(logging_steps), ". Fix: e.g. eval_steps 500");
+                eval_steps ? text::shortest_number_text(*eval_steps) : "unset", " and logging_steps ",
+                text::shortest_number_text(logging_steps), ". Fix: e.g. eval_steps 500");
   if (save_total_limit)
     BERTH_CHECK(*save_total_limit >= 1, "training argument save_total_limit must be >= 1 when set, found ",
                 *save_total_limit,
@@ -710,14 +692,15 @@ void TrainingArguments::validate() const {
       BERTH_CHECK((every < 1) == (save_steps < 1),
                   "load_best_model_at_end with eval_strategy=steps needs save_steps and eval_steps both as "
                   "ratios (< 1) or both as step counts, found save_steps ",
-                  double_text(save_steps), " and eval_steps ", double_text(every),
-                  ". Fix: write both as step counts");
+                  text::shortest_number_text(save_steps), " and eval_steps ",
+                  text::shortest_number_text(every), ". Fix: write both as step counts");
       const auto grid = [](double v) { return static_cast<int64_t>(std::llround(v * 1e6)); };
       BERTH_CHECK(grid(every) > 0 && grid(save_steps) % grid(every) == 0,
                   "load_best_model_at_end requires save_steps to be a round multiple of eval_steps, found "
                   "save_steps ",
-                  double_text(save_steps), " and eval_steps ", double_text(every), ". Fix: e.g. save_steps ",
-                  double_text(every));
+                  text::shortest_number_text(save_steps), " and eval_steps ",
+                  text::shortest_number_text(every), ". Fix: e.g. save_steps ",
+                  text::shortest_number_text(every));
     }
   }
   if (save_strategy == "best")
@@ -733,7 +716,7 @@ void TrainingArguments::validate() const {
   for (const std::string& item : report_to) {
     BERTH_CHECK(!is_foreign_integration(item), "report_to: berth has no ", item,
                 " integration; it reports to jsonl (output_dir/log.jsonl) or none. Fix: report_to jsonl");
-    check_one_of("report_to", lower(item), {"jsonl", "none", "all"});
+    check_one_of("report_to", text::to_lower(item), {"jsonl", "none", "all"});
   }
   BERTH_CHECK(
       !resume_from_checkpoint || !resume_from_checkpoint->empty(),
@@ -755,7 +738,7 @@ void TrainingArguments::validate() const {
               max_length, ". Fix: e.g. max_length 128");
   BERTH_CHECK(dataloader_prefetch >= 0, "training argument dataloader_prefetch must be >= 0, found ",
               dataloader_prefetch, ". Fix: e.g. dataloader_prefetch 2");
-  if (ddp_backend) check_one_of("ddp_backend", lower(*ddp_backend), {"gloo", "nccl", "mpi"});
+  if (ddp_backend) check_one_of("ddp_backend", text::to_lower(*ddp_backend), {"gloo", "nccl", "mpi"});
   if (ddp_bucket_cap_mb)
     BERTH_CHECK(*ddp_bucket_cap_mb > 0, "training argument ddp_bucket_cap_mb must be > 0, found ",
                 *ddp_bucket_cap_mb, ". Fix: e.g. ddp_bucket_cap_mb 25, or leave it unset");
@@ -827,12 +810,12 @@ std::string TrainingArguments::best_metric_key() const {
 std::vector<std::string> TrainingArguments::resolved_report_to() const {
   std::set<std::string> out;
   for (const std::string& item : report_to) {
-    const std::string name = lower(item);
+    const std::string name = text::to_lower(item);
     if (name == "jsonl" || name == "all") out.insert("jsonl");
   }
   // "none" anywhere wins, as in HF.
   for (const std::string& item : report_to)
-    if (lower(item) == "none") return {};
+    if (text::to_lower(item) == "none") return {};
   return {out.begin(), out.end()};
 }
 
