@@ -11,6 +11,7 @@
 #include "berth/model/predictor.h"
 #include "command.h"
 #include "text_input.h"
+#include "trained_input.h"
 
 namespace berth::cli {
 namespace {
@@ -52,7 +53,8 @@ CommandAction add_predict_command(CLI::App& app) {
   cmd->add_option("--batch-size", options->predictor.batch_size, "Inputs per forward pass")
       ->capture_default_str();
   cmd->add_option("--max-length", options->predictor.max_length,
-                  "Longest input in tokens; 0 = the model's limit (min of model_max_length and "
+                  "Longest input in tokens; 0 = the length the model was trained at (its "
+                  "training_args.json), else the model's limit (min of model_max_length and "
                   "max_position_embeddings)")
       ->capture_default_str();
   cmd->add_option("--device", options->predictor.device, "auto, cpu, cuda or cuda:N")
@@ -60,7 +62,12 @@ CommandAction add_predict_command(CLI::App& app) {
       ->capture_default_str();
   return [options] {
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
-    Predictor predictor = Predictor::load(options->model, options->predictor);
+    // Inputs cut as the model learned them (berth train's training_args.json, when the dir has one).
+    PredictorOptions predictor_options = options->predictor;
+    const TrainedInput trained = trained_input(options->model);
+    if (predictor_options.max_length == 0) predictor_options.max_length = trained.max_length;
+    predictor_options.keep_head = trained.keep_head;
+    Predictor predictor = Predictor::load(options->model, predictor_options);
     for (const std::string& warning : predictor.load_report().warnings)
       std::cerr << "warning: " << warning << "\n";
     std::vector<Prediction> predictions = predictor.predict(inputs);

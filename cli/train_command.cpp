@@ -24,6 +24,7 @@
 #include "berth/train/trainer.h"
 #include "command.h"
 #include "dataset_flags.h"
+#include "trained_input.h"
 #include "training_flags.h"
 
 namespace berth::cli {
@@ -128,10 +129,8 @@ void resume_after_restart(train::TrainingArguments& args, std::ostream& out) {
 
 std::shared_ptr<data::TokenizedDataset> encode(const std::optional<data::TextDataset>& dataset,
                                                const tokenizer::WordPieceTokenizer& tokenizer,
-                                               size_t max_length) {
+                                               const data::EncodeTextOptions& options) {
   if (!dataset) return nullptr;
-  data::EncodeTextOptions options;
-  options.max_length = max_length;
   return std::make_shared<data::TokenizedDataset>(data::encode_text_dataset(*dataset, tokenizer, options));
 }
 
@@ -240,15 +239,20 @@ int run_train(const TrainCommandOptions& options) {
               max_position, " or less");
 
   const auto start = std::chrono::steady_clock::now();
-  const auto max_length = static_cast<size_t>(args.max_length);
+  data::EncodeTextOptions encoding;
+  encoding.max_length = static_cast<size_t>(args.max_length);
+  if (args.truncation_keep_head) encoding.keep_head = static_cast<size_t>(*args.truncation_keep_head);
   train::TrainerOptions trainer_options;
-  trainer_options.train_dataset = encode(data.train, tokenizer, max_length);
-  trainer_options.eval_dataset = encode(data.eval, tokenizer, max_length);
-  auto test_dataset = encode(data.test, tokenizer, max_length);
+  trainer_options.train_dataset = encode(data.train, tokenizer, encoding);
+  trainer_options.eval_dataset = encode(data.eval, tokenizer, encoding);
+  auto test_dataset = encode(data.test, tokenizer, encoding);
   out << "tokenized in " << std::fixed << std::setprecision(1)
       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s (max_length "
-      << max_length << ")\n"
-      << std::defaultfloat << std::setprecision(6);
+      << encoding.max_length;
+  if (encoding.keep_head)
+    out << ", head+tail: the first " << *encoding.keep_head << " tokens and the last "
+        << encoding.max_length - 2 - *encoding.keep_head;
+  out << ")\n" << std::defaultfloat << std::setprecision(6);
 
   const std::string model_dir = options.model;
   const std::vector<std::string> labels = data.label_map.labels();
@@ -351,11 +355,9 @@ int run_eval(const EvalCommandOptions& options) {
   args.output_dir = options.model;
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
   args.device = options.device;
-  // The length the model was trained at (its training_args.json), else the model's limit.
-  size_t max_length = options.max_length;
-  if (max_length == 0 && std::filesystem::exists(options.model + "/training_args.json"))
-    max_length =
-        static_cast<size_t>(train::TrainingArguments::load(options.model + "/training_args.json").max_length);
+  // The length and truncation the model was trained with (its training_args.json), else the model's limit.
+  const TrainedInput trained = trained_input(options.model);
+  size_t max_length = options.max_length > 0 ? options.max_length : trained.max_length;
   if (max_length == 0) max_length = static_cast<size_t>(loaded.model->config.max_position_embeddings);
   train::TrainerOptions trainer_options;
   trainer_options.args = args;
@@ -364,6 +366,7 @@ int run_eval(const EvalCommandOptions& options) {
   train::Trainer trainer(std::move(trainer_options));
   data::EncodeTextOptions encode_options;
   encode_options.max_length = max_length;
+  encode_options.keep_head = trained.keep_head;
   const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encode_options);
   const auto prediction = trainer.predict(dataset, "eval");
   print_metrics(std::cout, "eval metrics (" + std::to_string(dataset.size()) + " examples)",

@@ -42,6 +42,7 @@ TokenizedDataset encode_text_dataset(const TextDataset& dataset,
   tokenizer::WordPieceTokenizer truncating = tokenizer;
   tokenizer::TruncationOptions truncation;
   truncation.max_length = options.max_length;
+  truncation.keep_head = options.keep_head;
   truncating.set_truncation(truncation);
   truncating.set_padding(std::nullopt);
   const bool labeled = dataset.size() == 0 || dataset[0].label >= 0 || !dataset[0].labels.empty() ||

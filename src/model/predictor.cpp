@@ -78,6 +78,7 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
               "); use at most ", config.max_position_embeddings);
   tokenizer::TruncationOptions truncation;
   truncation.max_length = max_length;
+  truncation.keep_head = options.keep_head;
   tokenizer.set_truncation(truncation);
   tokenizer::PaddingOptions padding;
   padding.strategy = tokenizer::PaddingStrategy::Longest;

@@ -54,10 +54,21 @@ struct WordPieceTokenizer::SequenceTokens {
     offsets.emplace_back(start, stop);
     end = ids.size();
   }
-  // HF's Encoding::truncate, for the part it keeps (berth returns no overflowing windows).
-  void truncate(size_t max_length, Side direction) {
+  // HF's Encoding::truncate, for the part it keeps (berth returns no overflowing windows); with keep_head,
+  // the first keep_head tokens and the last max_length - keep_head (the middle moved out).
+  void truncate(size_t max_length, Side direction, std::optional<size_t> keep_head = std::nullopt) {
     if (max_length >= size()) return;
-    if (direction == Side::Right) {
+    if (keep_head) {
+      const size_t head = std::min(*keep_head, max_length);
+      const size_t tail_from = end - (max_length - head);
+      std::move(ids.begin() + static_cast<std::ptrdiff_t>(tail_from),
+                ids.begin() + static_cast<std::ptrdiff_t>(end),
+                ids.begin() + static_cast<std::ptrdiff_t>(begin + head));
+      std::move(offsets.begin() + static_cast<std::ptrdiff_t>(tail_from),
+                offsets.begin() + static_cast<std::ptrdiff_t>(end),
+                offsets.begin() + static_cast<std::ptrdiff_t>(begin + head));
+      end = begin + max_length;
+    } else if (direction == Side::Right) {
       end = begin + max_length;
     } else {
       begin = end - max_length;
@@ -87,8 +98,8 @@ Scratch& scratch() {
 void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t max_length,
                         const TruncationOptions& options) {
   if (max_length == 0) {
-    first.truncate(0, options.direction);
-    if (second) second->truncate(0, options.direction);
+    first.truncate(0, options.direction, options.keep_head);
+    if (second) second->truncate(0, options.direction, options.keep_head);
     return;
   }
   const size_t total = first.size() + (second ? second->size() : 0);
@@ -97,7 +108,7 @@ void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t ma
   switch (options.strategy) {
     case TruncationStrategy::LongestFirst: {
       if (!second) {
-        first.truncate(max_length, options.direction);
+        first.truncate(max_length, options.direction, options.keep_head);
         return;
       }
       // The shorter keeps what it has if the longer can take the rest; otherwise both get half.
@@ -110,8 +121,8 @@ void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t ma
         n2 = n1 + max_length % 2;
       }
       if (swap) std::swap(n1, n2);
-      first.truncate(n1, options.direction);
-      second->truncate(n2, options.direction);
+      first.truncate(n1, options.direction, options.keep_head);
+      second->truncate(n2, options.direction, options.keep_head);
       return;
     }
     case TruncationStrategy::OnlyFirst:
@@ -128,7 +139,7 @@ void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t ma
                   only_first ? "first" : "second", " sequence has only ", target.size(),
                   "; HF tokenizers fails the same way ('Sequence to truncate too short to ",
                   "respect the provided max_length'). Fix: truncate with longest_first or raise max_length");
-      target.truncate(target.size() - to_remove, options.direction);
+      target.truncate(target.size() - to_remove, options.direction, options.keep_head);
       return;
     }
   }

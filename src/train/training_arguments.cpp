@@ -104,6 +104,9 @@ const std::vector<Field>& fields() {
       {"placement", &Args::placement, "move (put the model on the device) or strict (it must be there)"},
       {"threads", &Args::threads, "CPU threads for torch; 0: berth's default"},
       {"max_length", &Args::max_length, "Tokenizer truncation length in tokens"},
+      {"truncation_keep_head", &Args::truncation_keep_head,
+       "Head+tail truncation: a longer text keeps its first N tokens and the rest from its end (the "
+       "middle dropped); unset: the end is cut off, as HF does"},
       {"dataloader_prefetch", &Args::dataloader_prefetch, "Batches the data loader prepares ahead"},
   };
   return table;
@@ -736,6 +739,12 @@ void TrainingArguments::validate() const {
               ". Fix: e.g. threads 4");
   BERTH_CHECK(max_length >= 2, "training argument max_length must be >= 2 ([CLS] and [SEP]), found ",
               max_length, ". Fix: e.g. max_length 128");
+  if (truncation_keep_head)
+    BERTH_CHECK(*truncation_keep_head >= 0 && *truncation_keep_head <= max_length - 2,
+                "training argument truncation_keep_head must be between 0 and max_length - 2 = ",
+                max_length - 2, " (the tokens left after [CLS] and [SEP]), found ", *truncation_keep_head,
+                ". Fix: e.g. truncation_keep_head ", (max_length - 2) / 2,
+                " keeps the first half and the end of long texts; leave it unset to cut off the end");
   BERTH_CHECK(dataloader_prefetch >= 0, "training argument dataloader_prefetch must be >= 0, found ",
               dataloader_prefetch, ". Fix: e.g. dataloader_prefetch 2");
   if (ddp_backend) check_one_of("ddp_backend", text::to_lower(*ddp_backend), {"gloo", "nccl", "mpi"});

@@ -2,9 +2,11 @@
 // errors that name the flag and the fix.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/cli_runner.h"
 #include "support/test_support.h"
@@ -89,6 +91,62 @@ TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
                                " --max_steps 6 --max_length 32 --resume_from_checkpoint latest");
   EXPECT_EQ(changed.exit_code, 2);
   expect_contains(changed.output, {"base_lr is 0.001 in the saved state", "--learning_rate"});
+}
+
+// Logits of `berth predict` for each line of `input`.
+std::vector<nlohmann::json> predicted_logits(const std::string& model, const std::string& input) {
+  const auto result = run_cli("predict --model " + model + " --input " + input, false);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::vector<nlohmann::json> logits;
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') logits.push_back(nlohmann::json::parse(line).at("logits"));
+  return logits;
+}
+
+TEST_F(TrainCli, HeadTailTruncationIsSavedAndUsedByPredictAndEval) {
+  const std::string out = dir.file("head_tail");
+  const auto result = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+                              " --max_steps 2 --save_strategy no --max_length 10 --truncation_keep_head 3");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  expect_contains(result.output, {"max_length 10, head+tail: the first 3 tokens and the last 5"});
+  std::ifstream saved(out + "/training_args.json");
+  EXPECT_EQ(nlohmann::json::parse(saved).at("truncation_keep_head"), 3);
+
+  // One token per word in this vocabulary: 14 tokens, of which 8 fit between [CLS] and [SEP].
+  const std::string long_text =
+      "free prize click here now win cash offer meeting tomorrow review report team build";
+  const std::string head_tail = "free prize click tomorrow review report team build";
+  const std::string head_only = "free prize click here now win cash offer";
+  {
+    std::ofstream input(dir.file("long.jsonl"));
+    for (const std::string& text : {long_text, head_tail, head_only})
+      input << nlohmann::json{{"text", text}, {"label", "spam"}}.dump() << "\n";
+  }
+  const auto logits = predicted_logits(out, dir.file("long.jsonl"));
+  ASSERT_EQ(logits.size(), 3u);
+  // Rows of one batch may round differently in the GEMM's edge blocks: equal within 1e-5.
+  auto difference = [&](size_t a, size_t b) {
+    double worst = 0;
+    for (size_t k = 0; k < logits[a].size(); ++k)
+      worst = std::max(worst, std::abs(logits[a][k].get<double>() - logits[b][k].get<double>()));
+    return worst;
+  };
+  EXPECT_LT(difference(0, 1), 1e-5) << "predict cuts a long text as training did: its head and its tail";
+  EXPECT_GT(difference(0, 2), 1e-3) << "and not its head alone";
+
+  // berth eval reads the same: the long text and its head+tail cut give the same loss.
+  std::string evaluated[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string file = dir.file("eval" + std::to_string(i) + ".jsonl");
+    std::ofstream(file) << nlohmann::json{{"text", i == 0 ? long_text : head_tail}, {"label", "spam"}}.dump()
+                        << "\n";
+    const auto run = run_cli("eval --model " + out + " --test " + file);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    evaluated[i] = run.output.substr(run.output.find("eval_loss"));
+    evaluated[i] = evaluated[i].substr(0, evaluated[i].find('\n'));
+  }
+  EXPECT_EQ(evaluated[0], evaluated[1]);
 }
 
 TEST_F(TrainCli, TrainsAPresetFromScratch) {

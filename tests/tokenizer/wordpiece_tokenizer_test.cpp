@@ -206,6 +206,82 @@ TEST(WordPieceTokenizer, MaxLengthBelowTheSpecialTokensIsRefused) {
   EXPECT_EQ(t.encode("hello world", std::nullopt, false).size(), 1u);
 }
 
+// The untruncated encoding's [CLS], its first `head` text tokens, its last `tail` and the closing [SEP]:
+// what head+tail truncation must give, field by field.
+Encoding spliced(const Encoding& whole, size_t head, size_t tail) {
+  const size_t n = whole.size() - 2;  // text tokens between [CLS] and [SEP]
+  std::vector<size_t> keep{0};
+  for (size_t i = 1; i <= head; ++i) keep.push_back(i);
+  for (size_t i = n + 1 - tail; i <= n; ++i) keep.push_back(i);
+  keep.push_back(n + 1);
+  Encoding out;
+  for (size_t i : keep) {
+    out.ids.push_back(whole.ids[i]);
+    out.type_ids.push_back(whole.type_ids[i]);
+    out.attention_mask.push_back(whole.attention_mask[i]);
+    out.special_tokens_mask.push_back(whole.special_tokens_mask[i]);
+    out.offsets.push_back(whole.offsets[i]);
+    out.sequence_ids.push_back(whole.sequence_ids[i]);
+  }
+  return out;
+}
+
+void expect_same_encoding(const Encoding& actual, const Encoding& expected) {
+  EXPECT_EQ(actual.ids, expected.ids);
+  EXPECT_EQ(actual.type_ids, expected.type_ids);
+  EXPECT_EQ(actual.attention_mask, expected.attention_mask);
+  EXPECT_EQ(actual.special_tokens_mask, expected.special_tokens_mask);
+  EXPECT_EQ(actual.offsets, expected.offsets);
+  EXPECT_EQ(actual.sequence_ids, expected.sequence_ids);
+}
+
+TEST(WordPieceTokenizer, HeadTailTruncationKeepsTheStartAndTheEnd) {
+  WordPieceTokenizer t = bert_json();
+  const std::string text =
+      "Subject: offer one two three four five six seven eight nine ten eleven twelve. To unsubscribe reply";
+  const Encoding whole = t.encode(text);
+  ASSERT_GT(whole.size(), 20u);
+  TruncationOptions truncation{12};
+  truncation.keep_head = 3;
+  t.set_truncation(truncation);
+  expect_same_encoding(t.encode(text), spliced(whole, 3, 7));
+  // 0 keeps only the end (HF's left truncation); a head as large as the budget keeps only the start.
+  truncation.keep_head = 0;
+  t.set_truncation(truncation);
+  expect_same_encoding(t.encode(text), spliced(whole, 0, 10));
+  TruncationOptions left{12};
+  left.direction = Side::Left;
+  WordPieceTokenizer hf_left = bert_json();
+  hf_left.set_truncation(left);
+  expect_same_encoding(t.encode(text), hf_left.encode(text));
+  truncation.keep_head = 50;
+  t.set_truncation(truncation);
+  expect_same_encoding(t.encode(text), spliced(whole, 10, 0));
+  // A text that fits is left whole; the scratch buffers reused by the next encode hold no stale tokens.
+  truncation.keep_head = 3;
+  t.set_truncation(truncation);
+  expect_same_encoding(t.encode("short text"), bert_json().encode("short text"));
+  expect_same_encoding(t.encode(text), spliced(whole, 3, 7));
+}
+
+TEST(WordPieceTokenizer, HeadTailTruncationOfAPairCutsTheLongerSequence) {
+  WordPieceTokenizer t = bert_json();
+  const std::string first =
+      "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron";
+  const Encoding whole_first = t.encode(first);
+  TruncationOptions truncation{12};
+  truncation.keep_head = 2;
+  t.set_truncation(truncation);
+  // [CLS] first [SEP] "pi" [SEP]: 12 - 3 special tokens - 1 token of the pair = 8 tokens of the first.
+  const Encoding e = t.encode(first, std::string_view("pi"));
+  const Encoding head_tail = spliced(whole_first, 2, 6);
+  ASSERT_EQ(e.size(), 12u);
+  EXPECT_EQ(std::vector<int64_t>(e.ids.begin(), e.ids.begin() + 9),
+            std::vector<int64_t>(head_tail.ids.begin(), head_tail.ids.end() - 1));
+  EXPECT_EQ(e.offsets[8], head_tail.offsets[8]);
+  EXPECT_EQ(e.ids[10], t.token_id("pi"));
+}
+
 TEST(WordPieceTokenizer, OnlySecondWithoutPairNamesTheFix) {
   WordPieceTokenizer t = bert_json();
   t.set_truncation(TruncationOptions{4, TruncationStrategy::OnlySecond});

@@ -155,6 +155,11 @@ TEST(TrainingArgumentsTest, ValidationRulesNameFieldValueAndRule) {
   expect_contains(validation_error({{"placement", "lazy"}}), {"training argument placement", "lazy"});
   expect_contains(validation_error({{"report_to", "jsonl,csv"}}), {"report_to", "jsonl, none, all", "'csv'"});
   expect_contains(validation_error({{"max_length", "1"}}), {"max_length", ">= 2"});
+  expect_contains(validation_error({{"max_length", "256"}, {"truncation_keep_head", "255"}}),
+                  {"truncation_keep_head", "between 0 and max_length - 2 = 254", "found 255",
+                   "truncation_keep_head 127"});
+  expect_contains(validation_error({{"truncation_keep_head", "-1"}}), {"truncation_keep_head", "found -1"});
+  EXPECT_NO_THROW(with({{"max_length", "256"}, {"truncation_keep_head", "254"}}).validate());
   EXPECT_NO_THROW(with({{"device", "cuda:1"}, {"placement", "strict"}}).validate());
 }
 

@@ -6,12 +6,16 @@
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 
 #include <cstddef>
+#include <optional>
 
 namespace berth::data {
 
 struct EncodeTextOptions {
   size_t max_length = 128;  // tokens, special tokens included: longer texts are truncated (longest_first)
-  size_t threads = 0;       // 0: every available CPU
+  // Head+tail truncation (TruncationOptions::keep_head): a longer text keeps its first keep_head tokens and
+  // the rest from its end; nullopt: the end is cut off.
+  std::optional<size_t> keep_head = std::nullopt;
+  size_t threads = 0;  // 0: every available CPU
 };
 
 // Each example's text (and text pair) encoded without padding (the DataLoader pads per batch), with the

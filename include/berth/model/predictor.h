@@ -20,6 +20,8 @@ struct PredictorOptions {
   // Longest input in tokens, special tokens included; 0: the smaller of the tokenizer's model_max_length and
   // the model's max_position_embeddings. Longer inputs are truncated (longest_first, as HF pipelines do).
   size_t max_length = 0;
+  // Head+tail truncation (TruncationOptions::keep_head), as the model was trained; nullopt: end cut off.
+  std::optional<size_t> keep_head = std::nullopt;
 };
 
 // One input's result. Single-label: softmax probabilities, label = the most probable; multi-label: sigmoid

@@ -21,7 +21,11 @@ struct TruncationOptions {
   size_t max_length = 512;  // including the template's special tokens
   TruncationStrategy strategy = TruncationStrategy::LongestFirst;
   Side direction = Side::Right;  // which end loses tokens
-  size_t stride = 0;             // overlap of the overflowing windows; berth returns no overflow, so unused
+  // berth's head+tail truncation (not in HF): a sequence that must lose tokens keeps its first keep_head
+  // tokens and fills the rest of its budget from its end, dropping the middle ("head+tail", Sun et al.
+  // 2019, "How to Fine-Tune BERT for Text Classification?"). Overrides direction; nullopt: HF's truncation.
+  std::optional<size_t> keep_head = std::nullopt;
+  size_t stride = 0;  // overlap of the overflowing windows; berth returns no overflow, so unused
 };
 
 enum class PaddingStrategy { Longest, MaxLength };

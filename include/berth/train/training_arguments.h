@@ -62,10 +62,13 @@ struct TrainingArguments {
   // HF's space-separated FSDP options (full_shard, shard_grad_op, no_shard, offload, auto_wrap); "": off.
   std::string fsdp;
   // berth's own
-  std::string device = "auto";      // auto|cpu|cuda|cuda:N
-  std::string placement = "move";   // move|strict
-  int64_t threads = 0;              // 0: berth's default thread count
-  int64_t max_length = 128;         // tokenizer truncation length for training and evaluation
+  std::string device = "auto";     // auto|cpu|cuda|cuda:N
+  std::string placement = "move";  // move|strict
+  int64_t threads = 0;             // 0: berth's default thread count
+  int64_t max_length = 128;        // tokenizer truncation length for training and evaluation
+  // Head+tail truncation: a text longer than max_length keeps its first truncation_keep_head tokens and
+  // fills the rest from its end (the middle dropped). Unset: the end is cut off, as HF does.
+  std::optional<int64_t> truncation_keep_head;
   int64_t dataloader_prefetch = 2;  // batches the loader prepares ahead
 
   // All fields as one JSON object, keys sorted, 2-space indent, unset optionals as null.
