@@ -4,6 +4,7 @@
 #include "berth/kernels/dropout.h"
 #include "berth/kernels/fused.h"
 #include "fast_exp.h"
+#include "simd_clones.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -33,86 +34,97 @@ struct Shape {
 
 // scores, mask: see attention_softmax. probs (rows, S) receives the softmax, out the dropped-out copy
 // (may alias probs when p == 0).
+BERTH_SIMD_CLONES void forward_rows(int64_t begin, int64_t end, const float* scores, const float* mask,
+                                    float* probs, float* out, const Shape& s, float inv_divisor,
+                                    uint64_t seed, uint32_t threshold, float keep_scale, bool drop) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* x = scores + r * s.cols;
+    const float* m = mask + (r / s.rows_per_batch) * s.cols;
+    float* y = probs + r * s.cols;
+    float lane_max[kLanes];
+    for (float& v : lane_max) v = -std::numeric_limits<float>::infinity();
+    int64_t j = 0;
+    for (; j + kLanes <= s.cols; j += kLanes) {
+      for (int64_t k = 0; k < kLanes; ++k) {
+        const float v = x[j + k] * inv_divisor + m[j + k];
+        y[j + k] = v;
+        lane_max[k] = v > lane_max[k] ? v : lane_max[k];
+      }
+    }
+    float row_max = -std::numeric_limits<float>::infinity();
+    for (; j < s.cols; ++j) {
+      y[j] = x[j] * inv_divisor + m[j];
+      row_max = y[j] > row_max ? y[j] : row_max;
+    }
+    for (float v : lane_max) row_max = v > row_max ? v : row_max;
+    float lane_sum[kLanes] = {};
+    j = 0;
+    for (; j + kLanes <= s.cols; j += kLanes) {
+      for (int64_t k = 0; k < kLanes; ++k) {
+        const float e = detail::fast_exp(y[j + k] - row_max);
+        y[j + k] = e;
+        lane_sum[k] += e;
+      }
+    }
+    float sum = 0.0f;
+    for (; j < s.cols; ++j) {
+      y[j] = detail::fast_exp(y[j] - row_max);
+      sum += y[j];
+    }
+    for (float v : lane_sum) sum += v;
+    const float inv_sum = 1.0f / sum;
+    for (j = 0; j < s.cols; ++j) y[j] *= inv_sum;
+    if (!drop) continue;
+    float* o = out + r * s.cols;
+    const auto base = static_cast<uint32_t>(r * s.cols);
+    for (j = 0; j < s.cols; ++j) {
+      const float keep = dropout_bits(seed, base + static_cast<uint32_t>(j)) >= threshold ? keep_scale : 0.0f;
+      o[j] = y[j] * keep;
+    }
+  }
+}
+
 void forward_kernel(const float* scores, const float* mask, float* probs, float* out, const Shape& s,
                     float inv_divisor, uint64_t seed, uint32_t threshold, float keep_scale, bool drop) {
   at::parallel_for(0, s.rows, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float* x = scores + r * s.cols;
-      const float* m = mask + (r / s.rows_per_batch) * s.cols;
-      float* y = probs + r * s.cols;
-      float lane_max[kLanes];
-      for (float& v : lane_max) v = -std::numeric_limits<float>::infinity();
-      int64_t j = 0;
-      for (; j + kLanes <= s.cols; j += kLanes) {
-        for (int64_t k = 0; k < kLanes; ++k) {
-          const float v = x[j + k] * inv_divisor + m[j + k];
-          y[j + k] = v;
-          lane_max[k] = v > lane_max[k] ? v : lane_max[k];
-        }
-      }
-      float row_max = -std::numeric_limits<float>::infinity();
-      for (; j < s.cols; ++j) {
-        y[j] = x[j] * inv_divisor + m[j];
-        row_max = y[j] > row_max ? y[j] : row_max;
-      }
-      for (float v : lane_max) row_max = v > row_max ? v : row_max;
-      float lane_sum[kLanes] = {};
-      j = 0;
-      for (; j + kLanes <= s.cols; j += kLanes) {
-        for (int64_t k = 0; k < kLanes; ++k) {
-          const float e = detail::fast_exp(y[j + k] - row_max);
-          y[j + k] = e;
-          lane_sum[k] += e;
-        }
-      }
-      float sum = 0.0f;
-      for (; j < s.cols; ++j) {
-        y[j] = detail::fast_exp(y[j] - row_max);
-        sum += y[j];
-      }
-      for (float v : lane_sum) sum += v;
-      const float inv_sum = 1.0f / sum;
-      for (j = 0; j < s.cols; ++j) y[j] *= inv_sum;
-      if (!drop) continue;
-      float* o = out + r * s.cols;
-      const auto base = static_cast<uint32_t>(r * s.cols);
-      for (j = 0; j < s.cols; ++j) {
-        const float keep =
-            dropout_bits(seed, base + static_cast<uint32_t>(j)) >= threshold ? keep_scale : 0.0f;
-        o[j] = y[j] * keep;
-      }
-    }
+    forward_rows(begin, end, scores, mask, probs, out, s, inv_divisor, seed, threshold, keep_scale, drop);
   });
 }
 
 // grad (rows, S) of the output, probs the saved softmax -> grad_scores (rows, S):
 // g' = dropout'(g); dx = y·(g' − Σ g'·y); dscores = dx / divisor.
+BERTH_SIMD_CLONES void backward_rows(int64_t begin, int64_t end, const float* grad, const float* probs,
+                                     float* grad_scores, const Shape& s, float inv_divisor, uint64_t seed,
+                                     uint32_t threshold, float keep_scale, bool drop) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* g = grad + r * s.cols;
+    const float* y = probs + r * s.cols;
+    float* d = grad_scores + r * s.cols;
+    if (drop) {
+      const auto base = static_cast<uint32_t>(r * s.cols);
+      for (int64_t j = 0; j < s.cols; ++j) {
+        const float keep =
+            dropout_bits(seed, base + static_cast<uint32_t>(j)) >= threshold ? keep_scale : 0.0f;
+        d[j] = g[j] * keep;
+      }
+    } else {
+      for (int64_t j = 0; j < s.cols; ++j) d[j] = g[j];
+    }
+    float lane_dot[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= s.cols; j += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) lane_dot[k] += d[j + k] * y[j + k];
+    float dot = 0.0f;
+    for (; j < s.cols; ++j) dot += d[j] * y[j];
+    for (float v : lane_dot) dot += v;
+    for (j = 0; j < s.cols; ++j) d[j] = y[j] * (d[j] - dot) * inv_divisor;
+  }
+}
+
 void backward_kernel(const float* grad, const float* probs, float* grad_scores, const Shape& s,
                      float inv_divisor, uint64_t seed, uint32_t threshold, float keep_scale, bool drop) {
   at::parallel_for(0, s.rows, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float* g = grad + r * s.cols;
-      const float* y = probs + r * s.cols;
-      float* d = grad_scores + r * s.cols;
-      if (drop) {
-        const auto base = static_cast<uint32_t>(r * s.cols);
-        for (int64_t j = 0; j < s.cols; ++j) {
-          const float keep =
-              dropout_bits(seed, base + static_cast<uint32_t>(j)) >= threshold ? keep_scale : 0.0f;
-          d[j] = g[j] * keep;
-        }
-      } else {
-        for (int64_t j = 0; j < s.cols; ++j) d[j] = g[j];
-      }
-      float lane_dot[kLanes] = {};
-      int64_t j = 0;
-      for (; j + kLanes <= s.cols; j += kLanes)
-        for (int64_t k = 0; k < kLanes; ++k) lane_dot[k] += d[j + k] * y[j + k];
-      float dot = 0.0f;
-      for (; j < s.cols; ++j) dot += d[j] * y[j];
-      for (float v : lane_dot) dot += v;
-      for (j = 0; j < s.cols; ++j) d[j] = y[j] * (d[j] - dot) * inv_divisor;
-    }
+    backward_rows(begin, end, grad, probs, grad_scores, s, inv_divisor, seed, threshold, keep_scale, drop);
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include "berth/kernels/dropout.h"
 #include "berth/kernels/fused.h"
+#include "simd_clones.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -47,42 +48,106 @@ struct Params {
 };
 
 // h, r: (rows, C); b, gamma, beta: (C) -> out (rows, C), xhat (rows, C) normalised values, rstd (rows).
+BERTH_SIMD_CLONES void forward_rows(int64_t begin, int64_t end, const float* __restrict__ h,
+                                    const float* __restrict__ b, const float* __restrict__ r,
+                                    const float* __restrict__ gamma, const float* __restrict__ beta,
+                                    float* __restrict__ out, float* __restrict__ xhat,
+                                    float* __restrict__ rstd, Params q) {
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t o = i * q.cols;
+    float* v = xhat + o;
+    if (q.drop) {
+      const auto base = static_cast<uint32_t>(o);
+      for (int64_t j = 0; j < q.cols; ++j) {
+        const float keep =
+            dropout_bits(q.seed, base + static_cast<uint32_t>(j)) >= q.threshold ? q.keep_scale : 0.0f;
+        v[j] = (h[o + j] + b[j]) * keep + r[o + j];
+      }
+    } else {
+      for (int64_t j = 0; j < q.cols; ++j) v[j] = h[o + j] + b[j] + r[o + j];
+    }
+    const float mean = lane_sum(v, q.cols) / static_cast<float>(q.cols);
+    float lanes[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= q.cols; j += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        const float d = v[j + k] - mean;
+        lanes[k] += d * d;
+      }
+    float var = 0.0f;
+    for (; j < q.cols; ++j) var += (v[j] - mean) * (v[j] - mean);
+    for (float s : lanes) var += s;
+    const float inv = 1.0f / std::sqrt(var / static_cast<float>(q.cols) + q.eps);
+    rstd[i] = inv;
+    for (j = 0; j < q.cols; ++j) {
+      const float x = (v[j] - mean) * inv;
+      v[j] = x;
+      out[o + j] = x * gamma[j] + beta[j];
+    }
+  }
+}
+
 void forward_kernel(const float* h, const float* b, const float* r, const float* gamma, const float* beta,
                     float* out, float* xhat, float* rstd, const Params& q) {
   at::parallel_for(0, q.rows, 8, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t o = i * q.cols;
-      float* v = xhat + o;
-      if (q.drop) {
-        const auto base = static_cast<uint32_t>(o);
-        for (int64_t j = 0; j < q.cols; ++j) {
-          const float keep =
-              dropout_bits(q.seed, base + static_cast<uint32_t>(j)) >= q.threshold ? q.keep_scale : 0.0f;
-          v[j] = (h[o + j] + b[j]) * keep + r[o + j];
-        }
-      } else {
-        for (int64_t j = 0; j < q.cols; ++j) v[j] = h[o + j] + b[j] + r[o + j];
-      }
-      const float mean = lane_sum(v, q.cols) / static_cast<float>(q.cols);
-      float lanes[kLanes] = {};
-      int64_t j = 0;
-      for (; j + kLanes <= q.cols; j += kLanes)
-        for (int64_t k = 0; k < kLanes; ++k) {
-          const float d = v[j + k] - mean;
-          lanes[k] += d * d;
-        }
-      float var = 0.0f;
-      for (; j < q.cols; ++j) var += (v[j] - mean) * (v[j] - mean);
-      for (float s : lanes) var += s;
-      const float inv = 1.0f / std::sqrt(var / static_cast<float>(q.cols) + q.eps);
-      rstd[i] = inv;
-      for (j = 0; j < q.cols; ++j) {
-        const float x = (v[j] - mean) * inv;
-        v[j] = x;
-        out[o + j] = x * gamma[j] + beta[j];
-      }
-    }
+    forward_rows(begin, end, h, b, r, gamma, beta, out, xhat, rstd, q);
   });
+}
+
+// Rows [row_begin, row_end) of backward_kernel; pb, pg, pbeta: this chunk's partial sums of grad_b,
+// grad_gamma, grad_beta (C each); dx: C floats of scratch. No two arrays overlap (__restrict__), or GCC
+// checks every pair at run time and leaves most loops scalar; q comes by value for the same reason (a float
+// store could change q.keep_scale through a reference, so the dropout loop would not vectorise).
+BERTH_SIMD_CLONES void backward_rows(int64_t row_begin, int64_t row_end, const float* __restrict__ g,
+                                     const float* __restrict__ xhat, const float* __restrict__ rstd,
+                                     const float* __restrict__ gamma, float* __restrict__ grad_h,
+                                     float* __restrict__ grad_r, float* __restrict__ pb,
+                                     float* __restrict__ pg, float* __restrict__ pbeta,
+                                     float* __restrict__ dx, Params q) {
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    const int64_t o = i * q.cols;
+    const float* gi = g + o;
+    const float* xi = xhat + o;
+    float lanes_a[kLanes] = {}, lanes_b[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= q.cols; j += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        const float d = gi[j + k] * gamma[j + k];
+        dx[j + k] = d;
+        lanes_a[k] += d;
+        lanes_b[k] += d * xi[j + k];
+      }
+    float a = 0.0f, b = 0.0f;
+    for (; j < q.cols; ++j) {
+      dx[j] = gi[j] * gamma[j];
+      a += dx[j];
+      b += dx[j] * xi[j];
+    }
+    for (int64_t k = 0; k < kLanes; ++k) {
+      a += lanes_a[k];
+      b += lanes_b[k];
+    }
+    a /= static_cast<float>(q.cols);
+    b /= static_cast<float>(q.cols);
+    const float inv = rstd[i];
+    for (j = 0; j < q.cols; ++j) {
+      const float dv = inv * (dx[j] - a - xi[j] * b);
+      grad_r[o + j] = dv;
+      pg[j] += gi[j] * xi[j];
+      pbeta[j] += gi[j];
+    }
+    if (q.drop) {
+      const auto base = static_cast<uint32_t>(o);
+      for (j = 0; j < q.cols; ++j) {
+        const float keep =
+            dropout_bits(q.seed, base + static_cast<uint32_t>(j)) >= q.threshold ? q.keep_scale : 0.0f;
+        grad_h[o + j] = grad_r[o + j] * keep;
+      }
+    } else {
+      for (j = 0; j < q.cols; ++j) grad_h[o + j] = grad_r[o + j];
+    }
+    for (j = 0; j < q.cols; ++j) pb[j] += grad_h[o + j];
+  }
 }
 
 // g (rows, C) -> grad_h = grad of hidden, grad_r = grad of residual (rows, C); grad_b, grad_gamma,
@@ -92,56 +157,11 @@ void backward_kernel(const float* g, const float* xhat, const float* rstd, const
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(q.rows, at::get_num_threads()));
   std::vector<float> partial(static_cast<size_t>(chunks * 3 * q.cols), 0.0f);
   at::parallel_for(0, chunks, 1, [&](int64_t chunk_begin, int64_t chunk_end) {
+    std::vector<float> dx(static_cast<size_t>(q.cols));
     for (int64_t c = chunk_begin; c < chunk_end; ++c) {
       float* pb = partial.data() + c * 3 * q.cols;
-      float* pg = pb + q.cols;
-      float* pbeta = pg + q.cols;
-      const int64_t row_begin = q.rows * c / chunks, row_end = q.rows * (c + 1) / chunks;
-      std::vector<float> dx(static_cast<size_t>(q.cols));
-      for (int64_t i = row_begin; i < row_end; ++i) {
-        const int64_t o = i * q.cols;
-        const float* gi = g + o;
-        const float* xi = xhat + o;
-        float lanes_a[kLanes] = {}, lanes_b[kLanes] = {};
-        int64_t j = 0;
-        for (; j + kLanes <= q.cols; j += kLanes)
-          for (int64_t k = 0; k < kLanes; ++k) {
-            const float d = gi[j + k] * gamma[j + k];
-            dx[j + k] = d;
-            lanes_a[k] += d;
-            lanes_b[k] += d * xi[j + k];
-          }
-        float a = 0.0f, b = 0.0f;
-        for (; j < q.cols; ++j) {
-          dx[j] = gi[j] * gamma[j];
-          a += dx[j];
-          b += dx[j] * xi[j];
-        }
-        for (int64_t k = 0; k < kLanes; ++k) {
-          a += lanes_a[k];
-          b += lanes_b[k];
-        }
-        a /= static_cast<float>(q.cols);
-        b /= static_cast<float>(q.cols);
-        const float inv = rstd[i];
-        for (j = 0; j < q.cols; ++j) {
-          const float dv = inv * (dx[j] - a - xi[j] * b);
-          grad_r[o + j] = dv;
-          pg[j] += gi[j] * xi[j];
-          pbeta[j] += gi[j];
-        }
-        if (q.drop) {
-          const auto base = static_cast<uint32_t>(o);
-          for (j = 0; j < q.cols; ++j) {
-            const float keep =
-                dropout_bits(q.seed, base + static_cast<uint32_t>(j)) >= q.threshold ? q.keep_scale : 0.0f;
-            grad_h[o + j] = grad_r[o + j] * keep;
-          }
-        } else {
-          for (j = 0; j < q.cols; ++j) grad_h[o + j] = grad_r[o + j];
-        }
-        for (j = 0; j < q.cols; ++j) pb[j] += grad_h[o + j];
-      }
+      backward_rows(q.rows * c / chunks, q.rows * (c + 1) / chunks, g, xhat, rstd, gamma, grad_h, grad_r, pb,
+                    pb + q.cols, pb + 2 * q.cols, dx.data(), q);
     }
   });
   std::fill(grad_b, grad_b + q.cols, 0.0f);

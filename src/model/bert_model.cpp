@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace berth {
 namespace {
@@ -76,6 +77,17 @@ void check_inputs(const BertConfig& config, const at::Tensor& input_ids, const a
                 high, "] but type_vocab_size is ", config.type_vocab_size, " (ids 0..",
                 config.type_vocab_size - 1, "). Fix: 0 for the first text, 1 for the pair");
   }
+}
+
+// x: (..., in) -> (..., out), as Python's nn.Linear computes it: at::linear folds a contiguous 3-D input into
+// one addmm with the bias inside the GEMM, while libtorch's C++ F::linear runs matmul and then adds the bias
+// in a second pass over the output.
+at::Tensor linear(torch::nn::Linear& layer, const at::Tensor& x) {
+  if (!layer->bias.defined() || x.dim() < 2 || !x.is_contiguous()) return layer(x);
+  std::vector<int64_t> sizes = x.sizes().vec();
+  at::Tensor out = at::addmm(layer->bias, x.view({-1, sizes.back()}), layer->weight.t());
+  sizes.back() = out.size(1);
+  return out.view(sizes);
 }
 
 }  // namespace
@@ -177,9 +189,9 @@ at::Tensor BertSelfAttentionImpl::forward(const at::Tensor& hidden, const at::Te
   auto split_heads = [&](const at::Tensor& x) {
     return x.view({batch, length, num_heads, head_size}).permute({0, 2, 1, 3});
   };
-  at::Tensor q = split_heads(query(hidden));
-  at::Tensor k = split_heads(key(hidden));
-  at::Tensor v = split_heads(value(hidden));
+  at::Tensor q = split_heads(linear(query, hidden));
+  at::Tensor k = split_heads(linear(key, hidden));
+  at::Tensor v = split_heads(linear(value, hidden));
   // (B, H, T, T): scaled dot products, padding keys pushed to finfo.min before the softmax.
   at::Tensor scores = torch::matmul(q, k.transpose(-1, -2));
   const double divisor = std::sqrt(static_cast<double>(head_size));
@@ -214,7 +226,7 @@ at::Tensor BertResidualOutputImpl::forward(const at::Tensor& hidden, const at::T
                                         LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(),
                                         dropout->options.p(), true);
   }
-  return LayerNorm(dropout(dense(hidden)) + residual);
+  return LayerNorm(dropout(linear(dense, hidden)) + residual);
 }
 
 BertAttentionImpl::BertAttentionImpl(const BertConfig& config) {
@@ -232,7 +244,7 @@ BertIntermediateImpl::BertIntermediateImpl(const BertConfig& config)
 }
 
 at::Tensor BertIntermediateImpl::forward(const at::Tensor& hidden) {
-  return apply_activation(activation, dense(hidden));
+  return apply_activation(activation, linear(dense, hidden));
 }
 
 BertLayerImpl::BertLayerImpl(const BertConfig& config) {
