@@ -64,9 +64,10 @@ CommandAction add_predict_command(CLI::App& app) {
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
     // Inputs cut as the model learned them (berth train's training_args.json, when the dir has one).
     PredictorOptions predictor_options = options->predictor;
-    const TrainedInput trained = trained_input(options->model);
-    if (predictor_options.max_length == 0) predictor_options.max_length = trained.max_length;
-    predictor_options.keep_head = trained.keep_head;
+    if (auto trained = trained_encode_options(options->model)) {
+      if (predictor_options.max_length == 0) predictor_options.max_length = trained->max_length;
+      predictor_options.keep_head = trained->keep_head;
+    }
     Predictor predictor = Predictor::load(options->model, predictor_options);
     for (const std::string& warning : predictor.load_report().warnings)
       std::cerr << "warning: " << warning << "\n";

@@ -239,9 +239,7 @@ int run_train(const TrainCommandOptions& options) {
               max_position, " or less");
 
   const auto start = std::chrono::steady_clock::now();
-  data::EncodeTextOptions encoding;
-  encoding.max_length = static_cast<size_t>(args.max_length);
-  if (args.truncation_keep_head) encoding.keep_head = static_cast<size_t>(*args.truncation_keep_head);
+  const data::EncodeTextOptions encoding = encode_options(args);
   train::TrainerOptions trainer_options;
   trainer_options.train_dataset = encode(data.train, tokenizer, encoding);
   trainer_options.eval_dataset = encode(data.eval, tokenizer, encoding);
@@ -356,18 +354,16 @@ int run_eval(const EvalCommandOptions& options) {
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
   args.device = options.device;
   // The length and truncation the model was trained with (its training_args.json), else the model's limit.
-  const TrainedInput trained = trained_input(options.model);
-  size_t max_length = options.max_length > 0 ? options.max_length : trained.max_length;
-  if (max_length == 0) max_length = static_cast<size_t>(loaded.model->config.max_position_embeddings);
+  data::EncodeTextOptions encoding;
+  encoding.max_length = static_cast<size_t>(loaded.model->config.max_position_embeddings);
+  if (auto trained = trained_encode_options(options.model)) encoding = *trained;
+  if (options.max_length > 0) encoding.max_length = options.max_length;
   train::TrainerOptions trainer_options;
   trainer_options.args = args;
   trainer_options.model = loaded.model;
   trainer_options.tokenizer = tokenizer;
   train::Trainer trainer(std::move(trainer_options));
-  data::EncodeTextOptions encode_options;
-  encode_options.max_length = max_length;
-  encode_options.keep_head = trained.keep_head;
-  const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encode_options);
+  const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encoding);
   const auto prediction = trainer.predict(dataset, "eval");
   print_metrics(std::cout, "eval metrics (" + std::to_string(dataset.size()) + " examples)",
                 prediction.metrics);

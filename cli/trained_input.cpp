@@ -3,18 +3,19 @@
 
 #include <filesystem>
 
-#include "berth/train/training_arguments.h"
-
 namespace berth::cli {
 
-TrainedInput trained_input(const std::string& model_dir) {
+data::EncodeTextOptions encode_options(const train::TrainingArguments& args) {
+  data::EncodeTextOptions options;
+  options.max_length = static_cast<size_t>(args.max_length);
+  if (args.truncation_keep_head) options.keep_head = static_cast<size_t>(*args.truncation_keep_head);
+  return options;
+}
+
+std::optional<data::EncodeTextOptions> trained_encode_options(const std::string& model_dir) {
   const std::string path = model_dir + "/training_args.json";
-  if (!std::filesystem::exists(path)) return {};
-  const train::TrainingArguments args = train::TrainingArguments::load(path);
-  TrainedInput input;
-  input.max_length = static_cast<size_t>(args.max_length);
-  if (args.truncation_keep_head) input.keep_head = static_cast<size_t>(*args.truncation_keep_head);
-  return input;
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  return encode_options(train::TrainingArguments::load(path));
 }
 
 }  // namespace berth::cli

@@ -2,19 +2,19 @@
 // `berth predict` feed it inputs cut the way it learned them.
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <string>
 
+#include "berth/data/encode_text_dataset.h"
+#include "berth/train/training_arguments.h"
+
 namespace berth::cli {
 
-struct TrainedInput {
-  size_t max_length = 0;            // 0: unknown (no training_args.json)
-  std::optional<size_t> keep_head;  // head+tail truncation (truncation_keep_head); nullopt: end cut off
-};
+// The truncation a run's arguments ask for: max_length and truncation_keep_head.
+data::EncodeTextOptions encode_options(const train::TrainingArguments& args);
 
-// From model_dir/training_args.json when it exists (the output directory of `berth train` has one); else
-// {0, nullopt}. A malformed file is an error naming it.
-TrainedInput trained_input(const std::string& model_dir);
+// That of the run that trained model_dir, from its training_args.json (the output directory of `berth
+// train` has one); nullopt without the file. A malformed file is an error naming it.
+std::optional<data::EncodeTextOptions> trained_encode_options(const std::string& model_dir);
 
 }  // namespace berth::cli

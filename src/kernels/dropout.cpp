@@ -24,8 +24,8 @@ using torch::autograd::variable_list;
 
 // in, out: n floats. Forward and backward are the same map, out[i] = keep(i) ? in[i] * scale : 0, since
 // the gradient of a kept element is scaled like its value.
-BERTH_SIMD_CLONES void mask_range(int64_t begin, int64_t end, const float* in, float* out, int64_t n,
-                                  uint64_t seed, uint32_t threshold, float scale) {
+BERTH_SIMD_CLONES void mask_range(int64_t begin, int64_t end, const float* in, float* out, uint64_t seed,
+                                  uint32_t threshold, float scale) {
   for (int64_t i = begin; i < end; ++i) {
     const float keep = dropout_bits(seed, static_cast<uint32_t>(i)) >= threshold ? scale : 0.0f;
     out[i] = in[i] * keep;
@@ -34,7 +34,7 @@ BERTH_SIMD_CLONES void mask_range(int64_t begin, int64_t end, const float* in, f
 
 void apply_mask(const float* in, float* out, int64_t n, uint64_t seed, uint32_t threshold, float scale) {
   at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
-    mask_range(begin, end, in, out, n, seed, threshold, scale);
+    mask_range(begin, end, in, out, seed, threshold, scale);
   });
 }
 

@@ -56,10 +56,10 @@ struct WordPieceTokenizer::SequenceTokens {
   }
   // HF's Encoding::truncate, for the part it keeps (berth returns no overflowing windows); with keep_head,
   // the first keep_head tokens and the last max_length - keep_head (the middle moved out).
-  void truncate(size_t max_length, Side direction, std::optional<size_t> keep_head = std::nullopt) {
+  void truncate(size_t max_length, const TruncationOptions& options) {
     if (max_length >= size()) return;
-    if (keep_head) {
-      const size_t head = std::min(*keep_head, max_length);
+    if (options.keep_head) {
+      const size_t head = std::min(*options.keep_head, max_length);
       const size_t tail_from = end - (max_length - head);
       std::move(ids.begin() + static_cast<std::ptrdiff_t>(tail_from),
                 ids.begin() + static_cast<std::ptrdiff_t>(end),
@@ -68,7 +68,7 @@ struct WordPieceTokenizer::SequenceTokens {
                 offsets.begin() + static_cast<std::ptrdiff_t>(end),
                 offsets.begin() + static_cast<std::ptrdiff_t>(begin + head));
       end = begin + max_length;
-    } else if (direction == Side::Right) {
+    } else if (options.direction == Side::Right) {
       end = begin + max_length;
     } else {
       begin = end - max_length;
@@ -98,8 +98,8 @@ Scratch& scratch() {
 void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t max_length,
                         const TruncationOptions& options) {
   if (max_length == 0) {
-    first.truncate(0, options.direction, options.keep_head);
-    if (second) second->truncate(0, options.direction, options.keep_head);
+    first.truncate(0, options);
+    if (second) second->truncate(0, options);
     return;
   }
   const size_t total = first.size() + (second ? second->size() : 0);
@@ -108,7 +108,7 @@ void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t ma
   switch (options.strategy) {
     case TruncationStrategy::LongestFirst: {
       if (!second) {
-        first.truncate(max_length, options.direction, options.keep_head);
+        first.truncate(max_length, options);
         return;
       }
       // The shorter keeps what it has if the longer can take the rest; otherwise both get half.
@@ -121,8 +121,8 @@ void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t ma
         n2 = n1 + max_length % 2;
       }
       if (swap) std::swap(n1, n2);
-      first.truncate(n1, options.direction, options.keep_head);
-      second->truncate(n2, options.direction, options.keep_head);
+      first.truncate(n1, options);
+      second->truncate(n2, options);
       return;
     }
     case TruncationStrategy::OnlyFirst:
@@ -139,7 +139,7 @@ void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t ma
                   only_first ? "first" : "second", " sequence has only ", target.size(),
                   "; HF tokenizers fails the same way ('Sequence to truncate too short to ",
                   "respect the provided max_length'). Fix: truncate with longest_first or raise max_length");
-      target.truncate(target.size() - to_remove, options.direction, options.keep_head);
+      target.truncate(target.size() - to_remove, options);
       return;
     }
   }
