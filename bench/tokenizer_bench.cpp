@@ -1,7 +1,7 @@
 // berth's WordPiece tokenizer vs HF tokenizers (Rust) on every SpamAssassin email, in the same run: MB/s on
 // one thread and on all threads, the ratios, and whether berth's ids and offsets equal Rust's for every
-// email. usage: tokenizer_bench [REPS]   (BERTH_CACHE_DIR / BERTH_SHARED_DIR locate the npm packages and the
-// vocab)
+// email. usage: tokenizer_bench [REPS]   (BERTH_CACHE_DIR locates the npm packages; the vocabulary is
+// tests/fixtures/bert-base-uncased)
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -95,8 +95,7 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 3;
   const std::string modules =
       env_or("BERTH_CACHE_DIR", std::string(BERTH_SOURCE_DIR) + "/.cache") + "/npm/node_modules";
-  const std::string bert =
-      env_or("BERTH_SHARED_DIR", std::string(BERTH_SOURCE_DIR) + "/../shared") + "/data/bert-base-uncased";
+  const std::string bert = std::string(BERTH_SOURCE_DIR) + "/tests/fixtures/bert-base-uncased";
 
   // The emails in the order the node script reads them.
   std::vector<EncodeInput> inputs;

@@ -1,4 +1,5 @@
-// `berth benchmark`: times full training steps of a preset BERT on synthetic tokens, one JSON line out.
+// `berth benchmark`: times full training steps of a preset BERT on synthetic tokens, one JSON line out;
+// with --inference, forward passes as `berth eval` runs them.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -34,6 +35,7 @@ struct BenchmarkOptions {
   int64_t vocab_size = 30522;
   uint64_t seed = 0;
   int64_t bucket_cap_mb = 25;
+  bool inference = false;
 };
 
 // The one place the optimizer is made, so the fused berth::optim::AdamW can replace torch's here.
@@ -63,6 +65,40 @@ double step_flops(const BertConfig& c, int64_t batch, int64_t seq) {
   return encoder + attention + head;
 }
 
+// --inference: forward passes without labels as Trainer::predict (`berth eval`) runs them: eval mode, no
+// grad, fp32. A forward's matmul FLOPs are a third of a training step's.
+int run_inference(const BenchmarkOptions& o, const BertConfig& config, BertForSequenceClassification& model,
+                  const at::Tensor& ids, const at::Tensor& mask, int64_t world_size, bool is_main) {
+  using Clock = std::chrono::steady_clock;
+  model->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<double> step;
+  for (int s = 0; s < o.warmup + o.steps; ++s) {
+    const auto t0 = Clock::now();
+    at::Tensor logits = model->forward(ids, mask, {}, {}).logits;
+    const auto t1 = Clock::now();
+    if (s >= o.warmup) step.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  const double step_ms = median(step);
+  const double flops = step_flops(config, o.batch_size, o.seq_len) / 3.0;
+  nlohmann::json out;
+  out["implementation"] = "berth";
+  out["mode"] = "inference";
+  out["preset"] = o.preset;
+  out["batch_size"] = o.batch_size;
+  out["seq_len"] = o.seq_len;
+  out["threads"] = at::get_num_threads();
+  out["steps"] = o.steps;
+  out["samples_per_second"] = static_cast<double>(o.batch_size * world_size) * 1000.0 / step_ms;
+  out["step_ms"] = step_ms;
+  out["min_step_ms"] = *std::min_element(step.begin(), step.end());
+  out["forward_ms"] = step_ms;
+  out["model_tflop_per_step"] = flops * 1e-12;
+  out["achieved_gflops"] = flops / (step_ms * 1e-3) * 1e-9;  // per rank
+  if (is_main) std::cout << out.dump() << std::endl;
+  return 0;
+}
+
 int run_benchmark(const BenchmarkOptions& o) {
   BERTH_CHECK(o.batch_size >= 1 && o.seq_len >= 1,
               "benchmark: --batch-size and --seq-len must be >= 1, found ", o.batch_size, " and ", o.seq_len);
@@ -81,6 +117,12 @@ int run_benchmark(const BenchmarkOptions& o) {
               " positions. Fix: pass --seq-len <= ", config.max_position_embeddings);
   torch::manual_seed(o.seed);
   BertForSequenceClassification model(config, BertInitOptions{true, o.seed});
+  if (o.inference) {
+    torch::manual_seed(o.seed + static_cast<uint64_t>(context.env.rank));  // the tokens of a training run
+    at::Tensor ids = torch::randint(config.vocab_size, {o.batch_size, o.seq_len}, torch::kLong);
+    at::Tensor mask = torch::ones({o.batch_size, o.seq_len}, torch::kLong);
+    return run_inference(o, config, model, ids, mask, context.env.world_size, context.is_main());
+  }
   model->train();
   std::unique_ptr<optim::AdamW> optimizer = make_optimizer(*model);
   std::vector<at::Tensor> params;
@@ -206,6 +248,8 @@ CommandAction add_benchmark_command(CLI::App& app) {
   cmd->add_option("--bucket-cap-mb", o->bucket_cap_mb, "Under a launcher: DDP's gradient bucket size")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the weights and the synthetic tokens")->capture_default_str();
+  cmd->add_flag("--inference", o->inference,
+                "Time forward passes only (no labels), in eval mode without grad, as berth eval runs them");
   return [o] { return run_benchmark(*o); };
 }
 

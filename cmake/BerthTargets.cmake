@@ -1,6 +1,8 @@
 # berth_target_defaults(tgt): warnings, torch's ABI flags and the shared torch precompiled header.
 function(berth_target_defaults tgt)
-  target_compile_options(${tgt} PRIVATE ${BERTH_TORCH_CXX_FLAGS} -Wall -Wextra -Wno-unused-parameter)
+  target_compile_options(${tgt} PRIVATE ${BERTH_TORCH_CXX_FLAGS} -Wall -Wextra -Wno-unused-parameter
+    # GCC 12 in C++20 mode warns on every "literal" + std::string (GCC bug 105329, a false positive).
+    $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-stringop-overflow -Wno-restrict>)
   if(BERTH_USE_PCH AND TARGET berth_pch AND NOT tgt STREQUAL "berth_pch")
     target_precompile_headers(${tgt} REUSE_FROM berth_pch)
   endif()

@@ -1,5 +1,6 @@
-// Finds the BLAS library that serves this process's matmuls: Debian's libblas.so.3 is an alternative
-// that may point at OpenBLAS or at the 18x slower reference implementation.
+// Finds the BLAS library that serves this process's matmuls: MKL linked into the PyPI torch's libtorch_cpu,
+// or a system libblas.so.3 (Debian's is an alternative that may point at OpenBLAS or at the 18x slower
+// reference implementation) under a torch built against it.
 #include "berth/core/blas_info.h"
 
 #include <dlfcn.h>
@@ -63,6 +64,16 @@ BlasInfo query_blas() {
       info.config = get_config();
       if (auto get_threads = find_symbol<int (*)()>("openblas_get_num_threads"))
         info.num_threads = get_threads();
+    }
+  }
+  // The PyPI torch links MKL statically into libtorch_cpu.so: the library's name does not say so, its symbols
+  // do.
+  if (info.kind == BlasInfo::Kind::Unknown) {
+    if (auto version = find_symbol<void (*)(char*, int)>("MKL_Get_Version_String")) {
+      info.kind = BlasInfo::Kind::MKL;
+      char text[256] = {};
+      version(text, sizeof(text) - 1);
+      info.config = text;
     }
   }
   if (info.kind == BlasInfo::Kind::MKL) {

@@ -11,8 +11,10 @@
 
 #include "berth/core/blas_info.h"
 #include "berth/core/error.h"
+#include "core/text.h"
 
 extern "C" void omp_display_env(int verbose) __attribute__((weak));
+extern "C" int omp_get_max_threads() __attribute__((weak));
 
 namespace berth::runtime {
 namespace {
@@ -74,10 +76,55 @@ ThreadState thread_state() {
   return state;
 }
 
+namespace {
+
+// One variable of the environment this process was started with (/proc/self/environ): what libgomp's
+// constructor read, whatever setenv did since.
+std::optional<std::string> startup_env(const std::string& name) {
+  std::FILE* file = std::fopen("/proc/self/environ", "rb");
+  if (file == nullptr) return std::nullopt;
+  std::string entry;
+  std::optional<std::string> found;
+  for (int c = std::fgetc(file);; c = std::fgetc(file)) {
+    if (c == '\0' || c == EOF) {
+      if (entry.size() > name.size() && entry.compare(0, name.size() + 1, name + "=") == 0)
+        found = entry.substr(name.size() + 1);
+      entry.clear();
+      if (c == EOF) break;
+    } else {
+      entry.push_back(static_cast<char>(c));
+    }
+  }
+  std::fclose(file);
+  return found;
+}
+
+// libgomp's own rule (env.c) for its spin count from the start-up environment, for a libgomp without
+// omp_display_env (the copy the torch wheel bundles): GOMP_SPINCOUNT wins, else OMP_WAIT_POLICY
+// (PASSIVE 0, ACTIVE 3e10), else 300000.
+unsigned long long spin_count_from_startup_env() {
+  if (auto count = startup_env("GOMP_SPINCOUNT")) {
+    const std::string value = text::to_lower(*count);
+    if (value == "infinite" || value == "infinity") return ~0ULL;
+    return std::strtoull(count->c_str(), nullptr, 10);
+  }
+  if (auto policy = startup_env("OMP_WAIT_POLICY")) {
+    const std::string value = text::to_lower(*policy);
+    if (value == "passive") return 0;
+    if (value == "active") return 30000000000ULL;
+  }
+  return 300000;
+}
+
+}  // namespace
+
 std::optional<unsigned long long> openmp_spin_count() {
-  // libgomp only reports its start-up settings through omp_display_env, which prints to stderr; point
+  // libgomp reports its start-up settings only through omp_display_env, which prints to stderr; point
   // stderr at a temporary file for the call. Weak, so a process without libgomp reads as unknown.
-  if (omp_display_env == nullptr) return std::nullopt;
+  if (omp_display_env == nullptr) {
+    if (omp_get_max_threads == nullptr) return std::nullopt;
+    return spin_count_from_startup_env();
+  }
   std::FILE* capture = std::tmpfile();
   if (capture == nullptr) return std::nullopt;
   std::fflush(stderr);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "berth/core/compat.h"
 #include "berth/core/error.h"
 #include "berth/dist/model_signature.h"
 
@@ -75,7 +76,7 @@ struct DdpGradientSync::Slot {
   at::Tensor param;
   size_t bucket = 0;
   int64_t offset = 0;  // into the bucket's flat buffer
-  std::shared_ptr<torch::autograd::Node> grad_accumulator;
+  compat::AutogradNodePtr grad_accumulator;
   uintptr_t hook_key = 0;
   bool ready = false;     // its gradient is in the bucket for this step
   bool repeated = false;  // the hook fired twice after one begin_backward(true)

@@ -13,6 +13,7 @@
 #include <map>
 #include <utility>
 
+#include "berth/core/compat.h"
 #include "berth/core/error.h"
 #include "berth/dist/model_signature.h"
 #include "berth/dist/zero3_parameters.h"
@@ -99,7 +100,7 @@ struct ZeroGradientSync::Slot {
   at::Tensor param;
   size_t bucket = 0;
   std::vector<Piece> pieces;  // every owner's pieces of this parameter
-  std::shared_ptr<torch::autograd::Node> grad_accumulator;
+  compat::AutogradNodePtr grad_accumulator;
   uintptr_t hook_key = 0;
   bool ready = false;  // copied into its bucket during the running backward
 };

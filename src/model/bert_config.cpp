@@ -221,13 +221,15 @@ void read_labels(const Json& json, const Where& where, BertConfig& config,
   }
 }
 
+// Not among them: position_embedding_type, read (it must be "absolute") but otherwise kept as read, since
+// transformers 5's BertConfig has no such field and writes it back only when the file it loaded had it.
 const std::set<std::string>& known_fields() {
   static const std::set<std::string> fields = {
       "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
       "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout",
       "max_position_embeddings", "type_vocab_size", "initializer_range", "layer_norm_eps", "pad_token_id",
-      "position_embedding_type", "use_cache", "id2label", "label2id", "num_labels", "problem_type",
-      "architectures", "torch_dtype", "dtype", "model_type",
+      "use_cache", "id2label", "label2id", "num_labels", "problem_type", "architectures", "torch_dtype",
+      "dtype", "model_type",
       // Written by whichever transformers saved the file; berth writes none (it is not transformers).
       "transformers_version"};
   return fields;
@@ -410,7 +412,6 @@ std::string BertConfig::to_json_text() const {
   json["initializer_range"] = initializer_range;
   json["layer_norm_eps"] = layer_norm_eps;
   json["pad_token_id"] = pad_token_id ? Json(*pad_token_id) : Json(nullptr);
-  json["position_embedding_type"] = position_embedding_type;
   json["use_cache"] = use_cache;
   // PretrainedConfig's own fields are written only when they differ from its defaults (to_diff_dict).
   const BertConfig defaults;
@@ -422,7 +423,8 @@ std::string BertConfig::to_json_text() const {
   if (label2id != defaults.label2id) json["label2id"] = label2id;
   if (problem_type) json["problem_type"] = *problem_type;
   if (architectures) json["architectures"] = *architectures;
-  if (torch_dtype) json["torch_dtype"] = *torch_dtype;
+  // transformers 5 writes "dtype" (it still reads the old name, "torch_dtype").
+  if (torch_dtype) json["dtype"] = *torch_dtype;
   // Python's json.dumps(indent=2, sort_keys=True) with its default ensure_ascii, plus the newline HF adds.
   return json.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
 }

@@ -71,6 +71,12 @@ bool fusable(const at::Tensor& p, const at::Tensor& g, const at::Tensor& m, cons
 
 AdamW::AdamW(const std::vector<NamedParamGroup>& groups, const AdamWOptions& options)
     : torch::optim::AdamW(torch_groups(groups, options), torch_options(options, 0)) {
+  // torch 2.15's Optimizer merges each group's options with the defaults field by field, taking the default
+  // wherever the group's value equals the options type's own default: a group asking for weight_decay 0.01
+  // (AdamWOptions' default) would get the optimizer's 0. Setting each group's options afterwards keeps them.
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    param_groups()[g].set_options(
+        std::make_unique<torch::optim::AdamWOptions>(torch_options(options, groups[g].weight_decay)));
   for (const NamedParamGroup& group : groups)
     names_.insert(names_.end(), group.names.begin(), group.names.end());
 }

@@ -17,15 +17,18 @@ namespace berth::optim {
 namespace detail {
 
 // Each line is one torch op of torch.optim.AdamW (single-tensor path), in its evaluation order and with its
-// roundings, so the float results equal torch's bit for bit: torch's add_(g, alpha) and addcmul_ are one
-// fused multiply-add each (Vectorized fmadd, measured against Debian's torch 1.13), its div_ a true division.
-// std::fma is correctly rounded everywhere (one instruction on FMA hardware, a libm call on old x86).
+// roundings: lerp_ and addcmul_ are one fused multiply-add each (ATen's Vectorized fmadd), div_ a true
+// division, so m and v equal the pinned torch 2.15's bit for bit. Only sqrt differs: berth's is exact, the
+// PyPI torch's comes from MKL's vector math and is an ulp off for about one element in six, which moves p by
+// as much. std::fma is correctly rounded everywhere (one instruction on FMA hardware, a libm call on old
+// x86).
 void adamw_chunk_scalar(float* __restrict p, const float* __restrict g, float* __restrict m,
                         float* __restrict v, int64_t n, const AdamWStepScalars& scalars) {
   const AdamWStepScalars s = scalars;
   for (int64_t i = 0; i < n; ++i) {
     const float gi = g[i];
-    const float mi = std::fma(s.one_minus_beta1, gi, m[i] * s.beta1);  // exp_avg.mul_(b1).add_(g, 1-b1)
+    const float mi =
+        std::fma(s.lerp_coeff, gi - m[i], s.lerp_from_grad ? gi : m[i]);  // exp_avg.lerp_(g, 1-b1)
     // exp_avg_sq.mul_(b2).addcmul_(g, g, 1-b2): fma((1-b2) * g, g, v * b2); scaling g first keeps |g| up to
     // ~1e20 from overflowing
     const float vi = std::fma(s.one_minus_beta2 * gi, gi, v[i] * s.beta2);
@@ -147,6 +150,8 @@ AdamWStepScalars adamw_scalars(double lr, double beta1, double beta2, double eps
   s.decay = static_cast<float>(1 - lr * weight_decay);
   s.beta1 = static_cast<float>(beta1);
   s.one_minus_beta1 = static_cast<float>(1 - beta1);
+  s.lerp_from_grad = !(std::fabs(s.one_minus_beta1) < 0.5F);
+  s.lerp_coeff = s.lerp_from_grad ? s.one_minus_beta1 - 1.0F : s.one_minus_beta1;
   s.beta2 = static_cast<float>(beta2);
   s.one_minus_beta2 = static_cast<float>(1 - beta2);
   s.bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));

@@ -69,12 +69,13 @@ LrScheduler::LrScheduler(double base_lr, SchedulerOptions options) : base_lr_(ba
     BERTH_CHECK(options_.warmup_type == "log" || options_.warmup_type == "linear", "lr scheduler ",
                 to_string(options_.type), ": warmup_type must be \"log\" or \"linear\", found \"",
                 options_.warmup_type, "\". Fix: e.g. \"warmup_type\": \"linear\"");
-    const int64_t warmup = std::max<int64_t>(2, options_.warmup_steps);
-    // DeepSpeed divides by total_num_steps - warmup_num_steps once warmup ends.
-    BERTH_CHECK(options_.type != SchedulerType::WarmupCosineLR || options_.total_steps > warmup,
-                "lr scheduler WarmupCosineLR: total_num_steps (", options_.total_steps,
-                ") must be greater than warmup_num_steps (", warmup,
-                ", at least 2). Fix: train for more steps or warm up for fewer");
+    // DeepSpeed (0.19) raises this ValueError in the constructors of all three; it warms up over at least 2.
+    BERTH_CHECK(options_.warmup_steps >= 1, "lr scheduler ", to_string(options_.type),
+                ": warmup_steps (DeepSpeed's warmup_num_steps) must be at least 1 (DeepSpeed: "
+                "\"warmup_num_steps must be a positive integer, got ",
+                options_.warmup_steps,
+                "\"). Fix: pass --warmup_steps 1 or more (or --warmup_ratio), or set "
+                "\"warmup_num_steps\" in the DeepSpeed config's scheduler params");
   }
   if (options_.type == SchedulerType::Polynomial) {
     // HF raises the same ValueError in get_polynomial_decay_schedule_with_warmup.
@@ -146,9 +147,12 @@ double LrScheduler::deepspeed_lr(int64_t step) const {
       return min_lr + (max_lr - min_lr) * gamma;
     }
     default: {
+      // DeepSpeed 0.19 clamps the progress to 1: from total_num_steps on (and when no steps are left after
+      // warmup) the lr stays at cos_min_ratio x lr instead of rising again.
       const double real_last_step = static_cast<double>(iteration - warmup + 1);
-      const double real_total_steps = static_cast<double>(total - warmup);
-      const double cosine_ratio = (1.0 + std::cos(M_PI * real_last_step / real_total_steps)) / 2.0;
+      const double real_total_steps = static_cast<double>(std::max<int64_t>(1, total - warmup));
+      const double cosine_progress = std::min(1.0, real_last_step / real_total_steps);
+      const double cosine_ratio = (1.0 + std::cos(M_PI * cosine_progress)) / 2.0;
       return base_lr_ * std::max(0.0, options_.cos_min_ratio + (1.0 - options_.cos_min_ratio) * cosine_ratio);
     }
   }

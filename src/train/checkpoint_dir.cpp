@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,6 +89,37 @@ bool same_path(const std::string& a, const std::string& b) {
   std::error_code error;
   if (fs::equivalent(a, b, error)) return true;
   return fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+}
+
+// A path's modification time in seconds since the epoch, as Python's os.path.getmtime gives it (st_mtime:
+// seconds + nanoseconds * 1e-9, a double); nothing when it cannot be read.
+std::optional<double> mtime_seconds(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) * 1e-9;
+}
+
+// The checkpoints in the order HF's Trainer rotates them (transformers 5.x: trainer_utils.sort_checkpoints
+// with use_mtime=True): oldest modification time first, ties by path; when the times span less than a
+// second HF takes them as unreliable ("mtime may not be reliable on this filesystem") and sorts by step,
+// ties by path. A time that cannot be read (a checkpoint removed meanwhile) also means by step.
+std::vector<std::string> sorted_for_rotation(const std::string& output_dir) {
+  const std::vector<std::pair<int64_t, std::string>> by_step = list_checkpoints(output_dir);
+  std::vector<std::pair<double, std::string>> by_mtime;
+  for (const auto& [step, path] : by_step) {
+    const std::optional<double> mtime = mtime_seconds(path);
+    if (!mtime) break;
+    by_mtime.emplace_back(*mtime, path);
+  }
+  std::sort(by_mtime.begin(), by_mtime.end());
+  std::vector<std::string> sorted;
+  if (by_mtime.size() == by_step.size() && by_mtime.size() > 1 &&
+      by_mtime.back().first - by_mtime.front().first >= 1.0) {
+    for (const auto& [mtime, path] : by_mtime) sorted.push_back(path);
+  } else {
+    for (const auto& [step, path] : by_step) sorted.push_back(path);
+  }
+  return sorted;
 }
 
 }  // namespace
@@ -189,25 +221,24 @@ std::vector<std::string> remove_stale_temporaries(const std::string& output_dir)
 
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t save_total_limit,
                                             const std::optional<std::string>& best_checkpoint) {
+  // transformers 5.x trainer_utils.rotate_checkpoints: the most recent checkpoint (to resume from) and the
+  // best one are never deleted; the others go, oldest first, until save_total_limit are left (or the two
+  // protected ones).
   if (save_total_limit <= 0) return {};
-  std::vector<std::string> sorted;
-  for (auto& [step, path] : list_checkpoints(output_dir)) sorted.push_back(path);
-  // HF swaps the best one forward up to the next-to-last place only: the newest stays last.
-  if (best_checkpoint) {
-    auto best = std::find_if(sorted.begin(), sorted.end(),
-                             [&](const auto& p) { return same_path(p, *best_checkpoint); });
-    if (best != sorted.end()) {
-      for (auto i = static_cast<int64_t>(best - sorted.begin()); i < static_cast<int64_t>(sorted.size()) - 2;
-           ++i)
-        std::swap(sorted[i], sorted[i + 1]);
-    }
-  }
+  const std::vector<std::string> sorted = sorted_for_rotation(output_dir);
   if (static_cast<int64_t>(sorted.size()) <= save_total_limit) return {};
-  int64_t limit = save_total_limit;
-  if (best_checkpoint && save_total_limit == 1 && !same_path(sorted.back(), *best_checkpoint)) limit = 2;
-  const int64_t to_delete = std::max<int64_t>(0, static_cast<int64_t>(sorted.size()) - limit);
-  std::vector<std::string> removed(sorted.begin(), sorted.begin() + to_delete);
-  for (const auto& path : removed) remove_quietly(path);
+  const std::string& most_recent = sorted.back();
+  const bool best_elsewhere = best_checkpoint && !same_path(*best_checkpoint, most_recent);
+  const int64_t keep = std::max<int64_t>(save_total_limit, best_elsewhere ? 2 : 1);
+  int64_t remaining = static_cast<int64_t>(sorted.size());
+  std::vector<std::string> removed;
+  for (const std::string& path : sorted) {
+    if (remaining <= keep) break;
+    if (path == most_recent || (best_checkpoint && same_path(path, *best_checkpoint))) continue;
+    remove_quietly(path);
+    removed.push_back(path);
+    --remaining;
+  }
   return removed;
 }
 

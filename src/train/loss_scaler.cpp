@@ -105,7 +105,10 @@ LossScaleUpdate LossScaler::update(bool overflow) {
     state_.last_overflow_iter = state_.cur_iter;
   } else {
     if (options_.consecutive_hysteresis) state_.cur_hysteresis = delayed_shift_;
-    if ((state_.cur_iter - state_.last_overflow_iter) % options_.loss_scale_window == 0) {
+    // DeepSpeed 0.19: the scale grows once loss_scale_window steps have passed without an overflow since the
+    // step after the last one (stable_interval), i.e. at the (window + 1)-th clean step in a row.
+    const int64_t stable_interval = (state_.cur_iter - state_.last_overflow_iter) - 1;
+    if (stable_interval > 0 && stable_interval % options_.loss_scale_window == 0) {
       if (!options_.consecutive_hysteresis) state_.cur_hysteresis = delayed_shift_;
       state_.cur_scale *= kScaleFactor;
     }

@@ -16,13 +16,6 @@ namespace berth {
 namespace compat {
 namespace {
 
-// PyTorch 2.4 replaced the per-device functions by ones keyed by device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define BERTH_AUTOCAST_BY_DEVICE_TYPE 1
-#else
-#define BERTH_AUTOCAST_BY_DEVICE_TYPE 0
-#endif
-
 void check_autocast_device(c10::DeviceType device_type) {
   BERTH_CHECK(device_type == c10::DeviceType::CPU || device_type == c10::DeviceType::CUDA,
               "autocast in berth runs on cpu or cuda, found device type ", c10::DeviceTypeName(device_type),
@@ -33,47 +26,22 @@ void check_autocast_device(c10::DeviceType device_type) {
 
 bool autocast_enabled(c10::DeviceType device_type) {
   check_autocast_device(device_type);
-#if BERTH_AUTOCAST_BY_DEVICE_TYPE
   return at::autocast::is_autocast_enabled(device_type);
-#else
-  return device_type == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
-#endif
 }
 
 void set_autocast_enabled(c10::DeviceType device_type, bool enabled) {
   check_autocast_device(device_type);
-#if BERTH_AUTOCAST_BY_DEVICE_TYPE
   at::autocast::set_autocast_enabled(device_type, enabled);
-#else
-  if (device_type == c10::DeviceType::CPU) {
-    at::autocast::set_cpu_enabled(enabled);
-  } else {
-    at::autocast::set_enabled(enabled);
-  }
-#endif
 }
 
 c10::ScalarType autocast_dtype(c10::DeviceType device_type) {
   check_autocast_device(device_type);
-#if BERTH_AUTOCAST_BY_DEVICE_TYPE
   return at::autocast::get_autocast_dtype(device_type);
-#else
-  return device_type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
-                                             : at::autocast::get_autocast_gpu_dtype();
-#endif
 }
 
 void set_autocast_dtype(c10::DeviceType device_type, c10::ScalarType dtype) {
   check_autocast_device(device_type);
-#if BERTH_AUTOCAST_BY_DEVICE_TYPE
   at::autocast::set_autocast_dtype(device_type, dtype);
-#else
-  if (device_type == c10::DeviceType::CPU) {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-  } else {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-  }
-#endif
 }
 
 }  // namespace compat
@@ -116,12 +84,12 @@ c10::ScalarType compute_dtype(Precision precision) {
 namespace {
 
 // A float32 matmul inside an autocast region comes out in `dtype` exactly when this libtorch autocasts to it
-// (1.13's CPU autocast takes bf16 only).
+// (a CPU autocast may refuse a dtype).
 bool probe_cpu_autocast(c10::ScalarType dtype) {
   const bool was_enabled = compat::autocast_enabled(c10::DeviceType::CPU);
   const c10::ScalarType was_dtype = compat::autocast_dtype(c10::DeviceType::CPU);
   try {
-    compat::set_autocast_dtype(c10::DeviceType::CPU, dtype);  // 1.13 refuses anything but bf16 here
+    compat::set_autocast_dtype(c10::DeviceType::CPU, dtype);
   } catch (const std::exception&) {
     return false;
   }
@@ -185,7 +153,8 @@ PrecisionOptions resolve_precision(bool fp16, bool bf16, const c10::Device& devi
                 "bf16 mixed precision needs autocast to bfloat16 on ", device.str(),
                 ", which this libtorch (", TORCH_VERSION,
                 ") does not provide. Fix: drop --bf16 to train in "
-                "fp32 (DeepSpeed config: \"bf16\": {\"enabled\": false}), or use libtorch 1.13 or later",
+                "fp32 (DeepSpeed config: \"bf16\": {\"enabled\": false}), or build berth on the pinned torch "
+                "(scripts/setup)",
                 device.is_cuda() ? " built with CUDA" : "");
     options.precision = Precision::bf16;
   }

@@ -407,25 +407,32 @@ std::optional<std::string> training_argument_alias_target(std::string_view name)
 }
 
 const std::vector<std::string>& unsupported_hf_training_arguments() {
-  // transformers 4.4x TrainingArguments fields that berth does not implement (fields(TrainingArguments)).
+  // transformers 4.4x and 5.x TrainingArguments fields that berth does not implement
+  // (fields(TrainingArguments)).
   static const std::vector<std::string> names = {"accelerator_config",
+                                                 "activation_checkpointing",
+                                                 "activation_checkpointing_kwargs",
                                                  "adafactor",
                                                  "auto_find_batch_size",
                                                  "average_tokens_across_devices",
                                                  "batch_eval_metrics",
                                                  "bf16_full_eval",
                                                  "data_seed_per_worker",
+                                                 "dataloader_in_order",
+                                                 "dataloader_multiprocessing_context",
                                                  "dataloader_num_workers",
                                                  "dataloader_persistent_workers",
                                                  "dataloader_pin_memory",
                                                  "dataloader_prefetch_factor",
                                                  "ddp_broadcast_buffers",
+                                                 "ddp_static_graph",
                                                  "debug",
                                                  "disable_tqdm_per_rank",
                                                  "dispatch_batches",
                                                  "do_eval",
                                                  "do_predict",
                                                  "do_train",
+                                                 "enable_jit_checkpoint",
                                                  "eval_accumulation_steps",
                                                  "eval_delay",
                                                  "eval_do_concat_batches",
@@ -457,6 +464,7 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "label_names",
                                                  "label_smoothing_factor",
                                                  "length_column_name",
+                                                 "liger_kernel_config",
                                                  "local_rank",
                                                  "log_level",
                                                  "log_level_replica",
@@ -470,10 +478,12 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "optim",
                                                  "optim_args",
                                                  "optim_target_modules",
+                                                 "parallelism_config",
                                                  "past_index",
                                                  "per_gpu_eval_batch_size",
                                                  "per_gpu_train_batch_size",
                                                  "prediction_loss_only",
+                                                 "project",
                                                  "push_to_hub",
                                                  "push_to_hub_model_id",
                                                  "push_to_hub_organization",
@@ -495,6 +505,10 @@ const std::vector<std::string>& unsupported_hf_training_arguments() {
                                                  "torchdynamo",
                                                  "tpu_metrics_debug",
                                                  "tpu_num_cores",
+                                                 "trackio_bucket_id",
+                                                 "trackio_space_id",
+                                                 "trackio_static_space_id",
+                                                 "use_cache",
                                                  "use_cpu",
                                                  "use_ipex",
                                                  "use_legacy_prediction_loop",
@@ -569,6 +583,35 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
     }
     if (key == "deepspeed" && value.is_object()) {
       args.deepspeed = value.dump();
+      continue;
+    }
+    // transformers 5 writes fsdp as null when off, and as true with its options moved to fsdp_config.
+    if (key == "fsdp" && (value.is_null() || value == false)) {
+      args.fsdp.clear();
+      continue;
+    }
+    if (key == "fsdp" && value == true)
+      BERTH_FAIL(source,
+                 ": \"fsdp\" is true, as transformers 5 writes it with the options in \"fsdp_config\", which "
+                 "berth does not read. Fix: write berth's space-separated options instead, e.g. \"fsdp\": "
+                 "\"full_shard\"");
+    // transformers 5 has no warmup_ratio: a warmup_steps below 1 is the ratio of the total steps.
+    if (key == "warmup_steps" && value.is_number_float() && value.get<double>() > 0 &&
+        value.get<double>() < 1) {
+      args.warmup_ratio = value.get<double>();
+      args.warmup_steps = 0;
+      continue;
+    }
+    // transformers 5's train_sampling_strategy replaces group_by_length.
+    if (key == "train_sampling_strategy") {
+      if (!value.is_string()) bad_json(source, key, "a string", value);
+      const std::string strategy = value.get<std::string>();
+      BERTH_CHECK(
+          strategy == "random" || strategy == "group_by_length", source,
+          ": \"train_sampling_strategy\" must be \"random\" or \"group_by_length\" (the samplers berth "
+          "has), found \"",
+          strategy, "\". Fix: use one of those; berth always shuffles its training batches");
+      if (strategy == "group_by_length") args.group_by_length = true;
       continue;
     }
     const Field* field = find_field(key);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,6 +32,27 @@ TEST(DoctorCli, JsonParsesAndNamesThisRank) {
   EXPECT_EQ(json["threads"]["omp_wait_policy"], "PASSIVE");
   EXPECT_EQ(json["threads"]["omp_spin_count"], 0) << json["threads"].dump();
   EXPECT_EQ(json["threads"]["intra_op"], json["threads"]["cpus_available"]);
+}
+
+// The torch berth is built on (scripts/requirements.txt pins PyPI's CUDA build) and what it compiled in. CI
+// (CI=true) builds on that wheel with its CUDA toolchain, so a build there without CUDA or NCCL is a broken
+// set-up, not a CPU-only machine: every CUDA and NCCL line must compile and link in every CI run.
+TEST(DoctorCli, ReportsTorchTwoAndOnCiCudaAndNcclCompiledIn) {
+  auto result = run_cli("", "doctor --json", /*merge_stderr=*/false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto json = nlohmann::json::parse(result.output);
+  const std::string torch_version = json["torch_version"].get<std::string>();
+  EXPECT_EQ(torch_version.rfind("2.", 0), 0u) << torch_version;
+  EXPECT_EQ(json["cuda"]["compiled"], json["features"]["cuda"]) << json.dump();
+  EXPECT_TRUE(json["features"]["gloo"].get<bool>()) << json["features"].dump();
+  const char* ci = std::getenv("CI");
+  if (ci == nullptr || std::string(ci) != "true") GTEST_SKIP() << "not CI: a CPU-only torch is allowed here";
+  EXPECT_TRUE(json["features"]["cuda"].get<bool>())
+      << "CI must compile berth's CUDA code: scripts/build configures against the venv's CUDA torch and its "
+         "cuda-toolkit wheels; see the `berth: torch ... cuda=` line of the configure log";
+  EXPECT_TRUE(json["features"]["nccl"].get<bool>())
+      << "CI must compile berth's NCCL code: nccl.h comes from the nvidia-nccl wheel beside torch";
+  EXPECT_TRUE(json["cuda"]["compiled"].get<bool>()) << json["cuda"].dump();
 }
 
 TEST(DoctorCli, UserChosenWaitPolicyIsKeptAndSpinningGetsOneThread) {
@@ -93,16 +115,24 @@ TEST(DoctorCli, NegativeThreadsExitTwo) {
   EXPECT_NE(result.output.find("found -1"), std::string::npos) << result.output;
 }
 
-// Debian's reference BLAS (package libblas3) shadowing OpenBLAS through LD_LIBRARY_PATH is the real trap:
-// doctor must name the library that serves sgemm_ and warn, even though OpenBLAS is still mapped (via
-// LAPACK).
+// Debian's reference BLAS (package libblas3) shadowing OpenBLAS through LD_LIBRARY_PATH is the trap for a
+// torch built against the system BLAS: doctor must name the library that serves sgemm_ and warn. The PyPI
+// torch links MKL into libtorch_cpu, so no libblas.so.3 is in play there and the variable changes nothing.
 TEST(DoctorCli, ReferenceBlasIsDetectedAndWarned) {
   const char* reference_dir = "/usr/lib/x86_64-linux-gnu/blas";
-  if (access((std::string(reference_dir) + "/libblas.so.3").c_str(), R_OK) != 0)
-    GTEST_SKIP() << "Debian's reference BLAS (libblas3) is not installed";
+  auto plain = run_cli("", "doctor --json", false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  const auto plain_json = nlohmann::json::parse(plain.output);
   auto result = run_cli(std::string("LD_LIBRARY_PATH=") + reference_dir, "doctor --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   auto json = nlohmann::json::parse(result.output);
+  if (plain_json["blas"]["kind"] == "mkl") {
+    EXPECT_EQ(json["blas"], plain_json["blas"])
+        << "the wheel's MKL serves matmuls whatever LD_LIBRARY_PATH says";
+    return;
+  }
+  if (access((std::string(reference_dir) + "/libblas.so.3").c_str(), R_OK) != 0)
+    GTEST_SKIP() << "Debian's reference BLAS (libblas3) is not installed";
   EXPECT_EQ(json["blas"]["kind"], "reference") << json["blas"].dump();
   bool warned = false;
   for (const auto& warning : json["warnings"])
@@ -112,12 +142,15 @@ TEST(DoctorCli, ReferenceBlasIsDetectedAndWarned) {
   EXPECT_TRUE(warned) << json["warnings"].dump();
 }
 
-TEST(DoctorCli, OpenBlasFromSetupIsWhatServesMatmuls) {
+// The pinned PyPI torch serves matmuls from the MKL linked into libtorch_cpu; doctor names it and its
+// threads.
+TEST(DoctorCli, TheTorchWheelsMklServesMatmuls) {
   auto result = run_cli("", "doctor --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   auto json = nlohmann::json::parse(result.output);
-  // scripts/setup points libblas.so.3 at OpenBLAS; anything else here means set-up did not do its job.
-  EXPECT_EQ(json["blas"]["kind"], "openblas") << json["blas"].dump();
+  EXPECT_EQ(json["blas"]["kind"], "mkl") << json["blas"].dump();
+  EXPECT_NE(json["blas"]["config"].get<std::string>().find("Intel"), std::string::npos)
+      << json["blas"].dump();
   EXPECT_EQ(json["blas"]["threads"], json["threads"]["intra_op"]);
 }
 

@@ -54,7 +54,7 @@ TEST_F(Runtime, ProcessDefaultsMadeOpenMpWaitPassively) {
   // This test program carries BERTH_PROCESS_DEFAULTS(), so libgomp started with PASSIVE unless the
   // environment chose another policy; the spin count is libgomp's own start-up value, not the variable.
   auto spin = berth::runtime::openmp_spin_count();
-  ASSERT_TRUE(spin.has_value()) << "libtorch's OpenMP runtime here is libgomp; omp_display_env must answer";
+  ASSERT_TRUE(spin.has_value()) << "libtorch's OpenMP runtime here is libgomp: its spin count must be known";
   if (saved_wait_ && *saved_wait_ != "PASSIVE")
     GTEST_SKIP() << "OMP_WAIT_POLICY=" << *saved_wait_ << " was given";
   EXPECT_EQ(*spin, 0u);

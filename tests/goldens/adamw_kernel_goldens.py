@@ -1,17 +1,19 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # purpose: AdamW kernel goldens: torch.optim.AdamW (float32, single-tensor path) on odd lengths, both weight
-# decays, denormal, huge and mixed-magnitude gradients, for berth's fused CPU kernel (tests/optim/adamw_kernel_test.cpp).
+# decays, denormal, huge and mixed-magnitude gradients, for berth's fused CPU kernel
+# (tests/optim/adamw_kernel_test.cpp). Computed by PyTorch itself (torch==2.15.0, pinned in
+# scripts/requirements.txt); the tensors are saved with safetensors.torch.save_file (safetensors==0.8.0).
 #
-# Usage: adamw_kernel_goldens.py OUT_DIR. Needs only torch (Debian's python3-torch, /usr/bin/python3).
+# Usage: adamw_kernel_goldens.py OUT_DIR (run with scripts/python).
 # Inputs are not stored: params and grads come from an integer hash both sides compute exactly (see
 # hashed_values; the test re-states it), so a million-element case costs only its outputs. Writes:
 #   adamw_kernel.json          hyper-parameters, and per case: name, n, weight_decay, grad kind, steps, stored steps
 #   adamw_kernel.safetensors   per case and stored step: "<case>/<step>/p", ".../m", ".../v" (float32, (n,))
 import json
 import os
-import struct
 import sys
 
+import safetensors.torch
 import torch
 
 M32 = 0xFFFFFFFF
@@ -65,22 +67,6 @@ def cases():
     return out
 
 
-def save_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, t in tensors.items():
-        data = t.contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-
-
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -100,7 +86,7 @@ def main():
                 tensors[prefix + "p"] = p.detach().clone()
                 tensors[prefix + "m"] = state["exp_avg"].clone()
                 tensors[prefix + "v"] = state["exp_avg_sq"].clone()
-    save_safetensors(os.path.join(out_dir, "adamw_kernel.safetensors"), tensors)
+    safetensors.torch.save_file(tensors, os.path.join(out_dir, "adamw_kernel.safetensors"))
     with open(os.path.join(out_dir, "adamw_kernel.json"), "w") as f:
         json.dump({"torch": torch.__version__, **HP, "cases": all_cases}, f, indent=1)
 

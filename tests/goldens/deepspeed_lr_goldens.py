@@ -1,113 +1,81 @@
 #!/usr/bin/env python3
-# DeepSpeed's WarmupLR / WarmupDecayLR / WarmupCosineLR (deepspeed/runtime/lr_schedules.py) as its engine drives
-# them: the lr each optimizer step uses, printed as the C++ table in tests/optim/lr_scheduler_test.cpp.
-# Plain Python (no DeepSpeed, no torch): the classes' arithmetic restated over one parameter group.
-import math
+# DeepSpeed's WarmupLR / WarmupDecayLR / WarmupCosineLR, computed by DeepSpeed itself (deepspeed==0.19.8, pinned in
+# scripts/requirements.txt; deepspeed.runtime.lr_schedules) as its engine drives them: a torch.optim.AdamW over
+# one parameter, and one scheduler.step() after each optimizer.step(). Records, per case, the constructor's
+# arguments and the lr each optimizer step used; where DeepSpeed refuses the arguments, the error it raises.
+#
+# Usage (run with scripts/python): deepspeed_lr_goldens.py OUT.json. Writes
+#   {"deepspeed_version": .., "cases": [{"type": "WarmupLR", "base_lr": .., "kwargs": {..}, "steps": ..,
+#                                        "lrs": [..]} or {.., "error": "<DeepSpeed's message>"}, ..]}
+# "kwargs" are the keyword arguments passed to the class (all given explicitly, none left to DeepSpeed's
+# defaults); tests/optim/lr_scheduler_test.cpp builds berth's SchedulerOptions from them.
+import json
+import logging
+import os
 import sys
 
+import deepspeed
+import torch
+from deepspeed.runtime import lr_schedules
+from deepspeed.utils import logger
 
-class Group:
-    def __init__(self, lr):
-        self.lr = lr
-
-
-def warmup_gamma(it, warmup, warmup_type):
-    if warmup_type == "log":
-        return (1.0 / math.log(warmup)) * math.log(it + 1)
-    return it / warmup
-
-
-class WarmupLR:
-    def __init__(self, group, warmup_min_lr=0.0, warmup_max_lr=None, warmup_num_steps=1000, warmup_type="log"):
-        self.group = group
-        self.min_lr = warmup_min_lr
-        self.max_lr = group.lr if warmup_max_lr is None else warmup_max_lr
-        self.warmup = max(2, warmup_num_steps)
-        self.warmup_type = warmup_type
-        self.it = -1
-        self.group.lr = self.get_lr()
-
-    def gamma(self):
-        if self.it < self.warmup:
-            return warmup_gamma(self.it, self.warmup, self.warmup_type)
-        return 1.0
-
-    def get_lr(self):
-        if self.it < 0:
-            return self.min_lr
-        return self.min_lr + (self.max_lr - self.min_lr) * self.gamma()
-
-    def step(self):
-        self.it += 1
-        self.group.lr = self.get_lr()
-
-
-class WarmupDecayLR(WarmupLR):
-    def __init__(self, group, total_num_steps, **kwargs):
-        self.total = total_num_steps
-        super().__init__(group, **kwargs)
-
-    def gamma(self):
-        if self.it < self.warmup:
-            return warmup_gamma(self.it, self.warmup, self.warmup_type)
-        return max(0.0, float(self.total - self.it) / float(max(1.0, self.total - self.warmup)))
-
-
-class WarmupCosineLR:
-    def __init__(self, group, total_num_steps, warmup_min_ratio=0.0, warmup_num_steps=1000, cos_min_ratio=0.0001,
-                 warmup_type="log"):
-        self.group = group
-        self.total = total_num_steps
-        self.warmup_min_ratio = warmup_min_ratio
-        self.warmup = max(2, warmup_num_steps)
-        self.cos_min_ratio = cos_min_ratio
-        self.warmup_type = warmup_type
-        self.org_lr = group.lr
-        self.it = -1
-        self.group.lr = self.get_lr()
-
-    def ratio(self):
-        if self.it < self.warmup:
-            r = warmup_gamma(self.it, self.warmup, self.warmup_type)
-            return self.warmup_min_ratio + r * (1.0 - self.warmup_min_ratio)
-        real_last_step = self.it - self.warmup + 1
-        real_total_steps = self.total - self.warmup
-        r = (1 + math.cos(math.pi * real_last_step / real_total_steps)) / 2
-        return max(0.0, self.cos_min_ratio + (1.0 - self.cos_min_ratio) * r)
-
-    def get_lr(self):
-        if self.it < 0:
-            return 0.0
-        return self.org_lr * self.ratio()
-
-    def step(self):
-        self.it += 1
-        self.group.lr = self.get_lr()
-
-
-# name, optimizer lr, constructor, C++ options, steps
+# (class name, optimizer lr, constructor kwargs, optimizer steps)
 CASES = [
-    ("WarmupLR", 1e-3, lambda g: WarmupLR(g, 1e-5, 1e-3, 10, "log"), 20),
-    ("WarmupLR", 5e-5, lambda g: WarmupLR(g, 0.0, None, 10, "linear"), 15),
-    ("WarmupDecayLR", 2e-5, lambda g: WarmupDecayLR(g, 30, warmup_min_lr=0.0, warmup_max_lr=2e-5,
-                                                    warmup_num_steps=5, warmup_type="linear"), 35),
-    ("WarmupDecayLR", 1e-4, lambda g: WarmupDecayLR(g, 12, warmup_min_lr=1e-6, warmup_max_lr=1e-4,
-                                                    warmup_num_steps=1, warmup_type="log"), 15),
-    ("WarmupCosineLR", 1e-3, lambda g: WarmupCosineLR(g, 40, 0.1, 8, 1e-4, "log"), 45),
-    ("WarmupCosineLR", 3e-4, lambda g: WarmupCosineLR(g, 20, 0.0, 0, 0.01, "linear"), 20),
+    ("WarmupLR", 1e-3,
+     {"warmup_min_lr": 1e-5, "warmup_max_lr": 1e-3, "warmup_num_steps": 10, "warmup_type": "log"}, 20),
+    # warmup_max_lr None: the optimizer's lr
+    ("WarmupLR", 5e-5,
+     {"warmup_min_lr": 0.0, "warmup_max_lr": None, "warmup_num_steps": 10, "warmup_type": "linear"}, 15),
+    ("WarmupDecayLR", 2e-5,
+     {"total_num_steps": 30, "warmup_min_lr": 0.0, "warmup_max_lr": 2e-5, "warmup_num_steps": 5,
+      "warmup_type": "linear"}, 35),
+    # DeepSpeed warms up at least 2 steps
+    ("WarmupDecayLR", 1e-4,
+     {"total_num_steps": 12, "warmup_min_lr": 1e-6, "warmup_max_lr": 1e-4, "warmup_num_steps": 1,
+      "warmup_type": "log"}, 15),
+    # 5 steps past total_num_steps
+    ("WarmupCosineLR", 1e-3,
+     {"total_num_steps": 40, "warmup_min_ratio": 0.1, "warmup_num_steps": 8, "cos_min_ratio": 1e-4,
+      "warmup_type": "log"}, 45),
+    # warmup_num_steps 0: DeepSpeed 0.19 refuses it (older versions warmed up over 2 steps)
+    ("WarmupCosineLR", 3e-4,
+     {"total_num_steps": 20, "warmup_min_ratio": 0.0, "warmup_num_steps": 0, "cos_min_ratio": 0.01,
+      "warmup_type": "linear"}, 20),
+    # no steps left after warmup: DeepSpeed 0.19 warns and holds cos_min_ratio once warmup ends
+    ("WarmupCosineLR", 1e-3,
+     {"total_num_steps": 10, "warmup_min_ratio": 0.0, "warmup_num_steps": 10, "cos_min_ratio": 1e-4,
+      "warmup_type": "linear"}, 15),
 ]
 
 
+def run(name, base_lr, kwargs, steps):
+    case = {"type": name, "base_lr": base_lr, "kwargs": kwargs, "steps": steps}
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([param], lr=base_lr)
+    try:
+        scheduler = getattr(lr_schedules, name)(optimizer, **kwargs)
+    except ValueError as e:
+        case["error"] = str(e)
+        return case
+    lrs = []
+    for _ in range(steps):
+        lrs.append(optimizer.param_groups[0]["lr"])  # the lr this optimizer step uses
+        param.grad = torch.zeros_like(param)
+        optimizer.step()
+        scheduler.step()
+    case["lrs"] = lrs
+    return case
+
+
 def main():
-    out = sys.stdout
-    for name, lr, make, steps in CASES:
-        group = Group(lr)
-        scheduler = make(group)
-        lrs = []
-        for _ in range(steps):
-            lrs.append(group.lr)  # the optimizer step uses this lr, then the engine steps the scheduler
-            scheduler.step()
-        out.write("    // %s\n    {%s},\n" % (name, ", ".join("%.17g" % v for v in lrs)))
+    out = sys.argv[1]
+    logger.setLevel(logging.ERROR)  # its warnings (lr read before the first step, total < warmup) are expected here
+    cases = [run(*c) for c in CASES]
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"deepspeed_version": deepspeed.__version__, "cases": cases}, f, indent=1)
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
-# What torch.utils.data.DistributedSampler yields for a grid of (N, world_size, rank, drop_last, shuffle, seed,
-# epoch), with berth's shuffle in place of torch.randperm: berth keeps torch's padding and striding rules but
-# shuffles with SplitMix64 + Fisher-Yates (the same on every platform and torch version), implemented here
-# independently in Python. Run with Debian's python3-torch.
+#!/usr/bin/env python3
+# What torch.utils.data.DistributedSampler itself (torch==2.15.0, pinned in scripts/requirements.txt) yields for
+# a grid of (N, world_size, rank, drop_last, shuffle, seed, epoch), with berth's shuffle in place of
+# torch.randperm: berth keeps torch's padding and striding rules but shuffles with SplitMix64 + Fisher-Yates
+# (the same on every platform and torch version), implemented here independently in Python; the padding,
+# striding and seed + epoch rules are torch's own code.
+#
+# Usage (run with scripts/python): distributed_sampler_goldens.py OUT.json
 import json
 import sys
 

@@ -1,36 +1,38 @@
-# Goldens for berth's classification and regression metrics: sklearn's definitions computed with torch ops.
-# Usage: metrics_goldens.py OUT.json
+#!/usr/bin/env python3
+# Goldens for berth's classification and regression metrics, computed by scikit-learn itself
+# (scikit-learn==1.9.1, pinned in scripts/requirements.txt; sklearn.metrics) on predictions torch makes
+# (torch==2.15.0: the logits' argmax). zero_division=0: a class never predicted (or never present) scores 0,
+# what sklearn's default "warn" also returns.
+# Usage (run with scripts/python): metrics_goldens.py OUT.json
 import json
 import sys
 
 import torch
+from sklearn.metrics import (accuracy_score, confusion_matrix, f1_score, mean_absolute_error, mean_squared_error,
+                             precision_score, recall_score, root_mean_squared_error)
 
 
 def classification(logits, labels):
     keep = labels != -100
-    pred = logits.argmax(dim=1)[keep]
-    truth = labels[keep]
+    pred = logits.argmax(dim=1)[keep].numpy()
+    truth = labels[keep].numpy()
     c = logits.shape[1]
-    # confusion[true][pred] via bincount of true * C + pred
-    confusion = torch.bincount(truth * c + pred, minlength=c * c).reshape(c, c)
-    tp = confusion.diag().double()
-    predicted = confusion.sum(dim=0).double()
-    actual = confusion.sum(dim=1).double()
-    precision = torch.where(predicted > 0, tp / predicted.clamp(min=1), torch.zeros_like(tp))
-    recall = torch.where(actual > 0, tp / actual.clamp(min=1), torch.zeros_like(tp))
-    denom = precision + recall
-    f1 = torch.where(denom > 0, 2 * precision * recall / denom.clamp(min=1e-300), torch.zeros_like(tp))
+    classes = list(range(c))  # every class counts in the macro averages, predicted or not
     out = {
-        "accuracy": (pred == truth).double().mean().item() if truth.numel() else 0.0,
-        "precision_macro": precision.mean().item(),
-        "recall_macro": recall.mean().item(),
-        "f1_macro": f1.mean().item(),
+        "accuracy": accuracy_score(truth, pred) if truth.size else 0.0,
+        "precision_macro": precision_score(truth, pred, labels=classes, average="macro", zero_division=0),
+        "recall_macro": recall_score(truth, pred, labels=classes, average="macro", zero_division=0),
+        "f1_macro": f1_score(truth, pred, labels=classes, average="macro", zero_division=0),
     }
     if c == 2:
-        out.update(precision=precision[1].item(), recall=recall[1].item(), f1=f1[1].item())
+        out.update(precision=precision_score(truth, pred, pos_label=1, average="binary", zero_division=0),
+                   recall=recall_score(truth, pred, pos_label=1, average="binary", zero_division=0),
+                   f1=f1_score(truth, pred, pos_label=1, average="binary", zero_division=0))
     else:
         out.update(precision=out["precision_macro"], recall=out["recall_macro"], f1=out["f1_macro"])
-    return out, confusion.tolist()
+    out = {k: float(v) for k, v in out.items()}
+    # confusion[true][pred]
+    return out, confusion_matrix(truth, pred, labels=classes).tolist()
 
 
 def main():
@@ -53,10 +55,11 @@ def main():
                       "confusion": confusion})
     predictions = torch.randn(33, dtype=torch.float32)
     targets = torch.randn(33, dtype=torch.float32)
-    diff = predictions.double() - targets.double()
-    mse = diff.pow(2).mean().item()
+    # sklearn in double, on the float32 values (as berth computes them)
+    p, t = predictions.double().numpy(), targets.double().numpy()
     regression = {"predictions": predictions.tolist(), "labels": targets.tolist(),
-                  "metrics": {"mse": mse, "mae": diff.abs().mean().item(), "rmse": mse ** 0.5}}
+                  "metrics": {"mse": float(mean_squared_error(t, p)), "mae": float(mean_absolute_error(t, p)),
+                              "rmse": float(root_mean_squared_error(t, p))}}
     with open(sys.argv[1], "w") as f:
         json.dump({"classification": cases, "regression": regression}, f, indent=1)
 

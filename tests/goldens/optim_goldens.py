@@ -1,28 +1,30 @@
-#!/usr/bin/python3
-# purpose: optim goldens: torch.optim.AdamW with HF Trainer's two param groups, HF transformers' lr schedules
-# through torch's LambdaLR, torch.nn.utils.clip_grad_norm_, and HF's decay-parameter names on a tiny BERT.
+#!/usr/bin/env python3
+# purpose: optim goldens, computed by the libraries themselves (torch==2.15.0, transformers==5.24.0 with
+# accelerate==1.15.0, pinned in scripts/requirements.txt): torch.optim.AdamW with HF Trainer's two param groups,
+# HF's lr schedules (transformers.get_scheduler: the LambdaLR schedules of transformers/optimization.py),
+# torch.nn.utils.clip_grad_norm_, and the decay / no-decay groups a real transformers.Trainer's
+# create_optimizer() makes (Trainer.get_decay_parameter_names) for a tiny BERT.
 #
-# Usage: optim_goldens.py OUT_DIR. Needs only torch (Debian's python3-torch, /usr/bin/python3); transformers is
-# not installable here, so its schedule lambdas and get_parameter_names are re-stated below as
-# transformers/optimization.py and trainer_pt_utils.py define them. Writes, as JSON (float values as exact
-# decimal doubles):
+# Usage: optim_goldens.py OUT_DIR (run with scripts/python). The tiny BERT is transformers' own
+# BertForSequenceClassification (bert_goldens.py builds it). Writes, as JSON (float values as exact decimal
+# doubles):
 #   adamw.json         per dtype (float32, float64): initial params, groups, and per step the grads given and
 #                      the params after torch.optim.AdamW's step (a param with no grad in a step is skipped)
 #   schedulers.json    per case: the schedule's options and the lr of each of the first optimizer steps
 #   clip_grad.json     per case: grads, max_norm, the returned total norm and the clipped grads
 #   param_groups.json  the tiny BertForSequenceClassification's config and HF's decay / no-decay names
-import functools
 import json
-import math
 import os
 import sys
+import tempfile
 
 import torch
+import transformers
 from torch import nn
-from torch.optim.lr_scheduler import LambdaLR
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for the import below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bert_goldens  # noqa: E402  (the plain-PyTorch HF BERT reference)
+import bert_goldens  # noqa: E402  (builds transformers' BertForSequenceClassification from a tiny config)
 
 
 def values(t):
@@ -87,63 +89,13 @@ def adamw_case(dtype):
     }
 
 
-# ---- schedules: transformers/optimization.py --------------------------------------------------------------
-
-def _constant_lambda(_):
-    return 1
-
-
-def _constant_with_warmup_lambda(current_step, *, num_warmup_steps):
-    if current_step < num_warmup_steps:
-        return float(current_step) / float(max(1.0, num_warmup_steps))
-    return 1.0
-
-
-def _linear_lambda(current_step, *, num_warmup_steps, num_training_steps):
-    if current_step < num_warmup_steps:
-        return float(current_step) / float(max(1, num_warmup_steps))
-    return max(0.0, float(num_training_steps - current_step) / float(max(1, num_training_steps - num_warmup_steps)))
-
-
-def _cosine_lambda(current_step, *, num_warmup_steps, num_training_steps, num_cycles):
-    if current_step < num_warmup_steps:
-        return float(current_step) / float(max(1, num_warmup_steps))
-    progress = float(current_step - num_warmup_steps) / float(max(1, num_training_steps - num_warmup_steps))
-    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * progress)))
-
-
-def _polynomial_lambda(current_step, *, num_warmup_steps, num_training_steps, lr_end, power, lr_init):
-    if current_step < num_warmup_steps:
-        return float(current_step) / float(max(1, num_warmup_steps))
-    elif current_step > num_training_steps:
-        return lr_end / lr_init  # as LambdaLR multiplies by lr_init
-    else:
-        lr_range = lr_init - lr_end
-        decay_steps = num_training_steps - num_warmup_steps
-        pct_remaining = 1 - (current_step - num_warmup_steps) / decay_steps
-        decay = lr_range * pct_remaining**power + lr_end
-        return decay / lr_init  # as LambdaLR multiplies by lr_init
-
+# ---- schedules: transformers.get_scheduler (transformers/optimization.py) --------------------------------------
 
 def get_schedule(optimizer, kind, warmup, total, num_cycles, lr_end, power):
-    if kind == "constant":
-        fn = _constant_lambda
-    elif kind == "constant_with_warmup":
-        fn = functools.partial(_constant_with_warmup_lambda, num_warmup_steps=warmup)
-    elif kind == "linear":
-        fn = functools.partial(_linear_lambda, num_warmup_steps=warmup, num_training_steps=total)
-    elif kind == "cosine":
-        fn = functools.partial(_cosine_lambda, num_warmup_steps=warmup, num_training_steps=total,
-                               num_cycles=num_cycles)
-    elif kind == "polynomial":
-        lr_init = optimizer.defaults["lr"]
-        if not (lr_init > lr_end):
-            raise ValueError(f"lr_end ({lr_end}) must be smaller than initial lr ({lr_init})")
-        fn = functools.partial(_polynomial_lambda, num_warmup_steps=warmup, num_training_steps=total,
-                               lr_end=lr_end, power=power, lr_init=lr_init)
-    else:
-        raise ValueError(kind)
-    return LambdaLR(optimizer, fn)
+    # As Trainer.create_scheduler calls it; lr_scheduler_kwargs only for the schedules that take them.
+    specific = {"cosine": {"num_cycles": num_cycles}, "polynomial": {"lr_end": lr_end, "power": power}}
+    return transformers.get_scheduler(kind, optimizer, num_warmup_steps=warmup, num_training_steps=total,
+                                      scheduler_specific_kwargs=specific.get(kind))
 
 
 def scheduler_cases():
@@ -192,27 +144,23 @@ def clip_cases():
     return cases
 
 
-# ---- HF's decay parameter names (trainer_pt_utils.get_parameter_names, Trainer.get_decay_parameter_names) ---
-
-def get_parameter_names(model, forbidden_layer_types):
-    result = []
-    for name, child in model.named_children():
-        result += [
-            f"{name}.{n}"
-            for n in get_parameter_names(child, forbidden_layer_types)
-            if not isinstance(child, tuple(forbidden_layer_types))
-        ]
-    result += list(model._parameters.keys())
-    return result
-
+# ---- HF's decay / no-decay groups: a real Trainer's create_optimizer() ----------------------------------------
 
 def param_groups_case():
     config = bert_goldens.base_config(num_hidden_layers=2)
-    model = bert_goldens.BertForSequenceClassification(config)
-    decay_names = [n for n in get_parameter_names(model, [nn.LayerNorm]) if "bias" not in n]
-    # Trainer.create_optimizer: both groups in named_parameters() order, only params that require grad.
-    decay = [n for n, p in model.named_parameters() if n in decay_names and p.requires_grad]
-    no_decay = [n for n, p in model.named_parameters() if n not in decay_names and p.requires_grad]
+    model = bert_goldens.build_classifier(config)
+    with tempfile.TemporaryDirectory() as out:
+        args = transformers.TrainingArguments(output_dir=out, weight_decay=0.01, use_cpu=True, report_to="none")
+        trainer = transformers.Trainer(model=model, args=args)
+        optimizer = trainer.create_optimizer()
+    # Trainer.create_optimizer: [decay group (args.weight_decay), no-decay group (0.0)], params in
+    # named_parameters() order, only those that require grad.
+    assert len(optimizer.param_groups) == 2, optimizer.param_groups
+    assert [g["weight_decay"] for g in optimizer.param_groups] == [0.01, 0.0], optimizer.param_groups
+    names = {id(p): n for n, p in model.named_parameters()}
+    decay, no_decay = ([names[id(p)] for p in g["params"]] for g in optimizer.param_groups)
+    assert set(decay) == set(trainer.get_decay_parameter_names(model)), decay
+    assert decay + no_decay == [n for n in names.values() if n in decay] + [n for n in names.values() if n in no_decay]
     keys = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
             "max_position_embeddings", "type_vocab_size"]
     return {"config": {k: config[k] for k in keys}, "decay": decay, "no_decay": no_decay}

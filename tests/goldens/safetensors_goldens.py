@@ -1,41 +1,28 @@
-# Reference safetensors files laid out exactly as HF's serializer (huggingface/safetensors, tensor.rs prepare())
-# writes them, plus a JSON sidecar per file with the values each tensor holds. Torch-free: struct only.
+#!/usr/bin/env python3
+# Reference safetensors files written by HF's safetensors library itself (safetensors==0.8.0, pinned in
+# scripts/requirements.txt: safetensors.torch.save, the Rust serializer), from torch tensors (torch==2.15.0),
+# plus a JSON sidecar per file with the values each tensor holds, as safetensors.torch.load_file reads them
+# back. The files are the goldens berth's reader must read and its writer must reproduce byte for byte, and
+# the seeds of the fuzz.safetensors_header fuzzer.
 #
-# The layout, from the reference implementation:
-#   - tensors sorted by dtype descending in the Rust enum order (BOOL < U8 < I8 < ... < I16 < U16 < F16 < BF16
-#     < I32 < U32 < F32 < C64 < F64 < I64 < U64), then by name (bytewise), data packed in that order;
-#   - header = serde_json compact JSON: "__metadata__" first when given, then the tensors in that order, each
-#     {"dtype":..,"shape":[..],"data_offsets":[begin,end]}; strings escaped as serde_json does (", \, control
-#     characters; UTF-8 verbatim), which json.dumps(ensure_ascii=False) matches;
-#   - header padded with spaces to a multiple of 8; then its length as a little-endian u64 in front.
-# The Rust writer keeps metadata in a HashMap, so with several keys their order is arbitrary; this script sorts
-# them (as berth does), and the single-key files are unambiguous.
+# The writer keeps __metadata__ in a Rust HashMap, so with several keys their order in the header is arbitrary
+# (it changes from call to call). berth writes them sorted (bytewise); for the one case with several keys the
+# script keeps the library's output of a call that happened to write them in that order.
+#
+# Usage (run with scripts/python): safetensors_goldens.py OUT_DIR
 import json
 import math
 import os
 import struct
 import sys
 
-# The Rust enum order of the dtypes berth supports; the writer sorts by its position, descending.
-ENUM_ORDER = ["BOOL", "U8", "I8", "I16", "F16", "BF16", "I32", "F32", "F64", "I64"]
-PACK = {"F64": "<d", "F32": "<f", "F16": "<e", "I64": "<q", "I32": "<i", "I16": "<h", "I8": "<b", "U8": "<B",
-        "BOOL": "<?"}
+import numpy as np
+import safetensors
+import safetensors.torch
+import torch
 
-
-def encode(dtype, value):
-    if dtype == "BF16":
-        # bfloat16 is the top half of a float32; the values below are exact in bfloat16, so no rounding choice.
-        bits = struct.unpack("<I", struct.pack("<f", value))[0]
-        assert bits & 0xFFFF == 0, value
-        return struct.pack("<H", bits >> 16)
-    return struct.pack(PACK[dtype], value)
-
-
-def stored(dtype, value):
-    """The value as the file holds it (float32/float16 round), for the sidecar."""
-    if dtype in ("F32", "F16"):
-        return struct.unpack(PACK[dtype], struct.pack(PACK[dtype], value))[0]
-    return value
+NUMPY_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "I32": np.int32,
+                "I64": np.int64, "F16": np.float16, "F32": np.float32, "F64": np.float64}
 
 
 def values_for(dtype, count, salt):
@@ -66,21 +53,6 @@ def values_for(dtype, count, salt):
 def tensor(name, dtype, shape, salt=0):
     count = math.prod(shape)
     return {"name": name, "dtype": dtype, "shape": shape, "values": values_for(dtype, count, salt)}
-
-
-def serialize(tensors, metadata):
-    order = sorted(tensors, key=lambda t: (-ENUM_ORDER.index(t["dtype"]), t["name"].encode("utf-8")))
-    header = {}
-    if metadata is not None:
-        header["__metadata__"] = dict(sorted(metadata.items(), key=lambda kv: kv[0].encode("utf-8")))
-    data = b""
-    for t in order:
-        blob = b"".join(encode(t["dtype"], v) for v in t["values"])
-        header[t["name"]] = {"dtype": t["dtype"], "shape": t["shape"], "data_offsets": [len(data), len(data) + len(blob)]}
-        data += blob
-    text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - len(text) % 8) % 8)
-    return struct.pack("<Q", len(text)) + text + data
 
 
 CASES = {
@@ -116,26 +88,49 @@ CASES = {
 }
 
 
+def to_torch(t):
+    """The tensor of a case: the values rounded once to its dtype (numpy converts from double directly)."""
+    if t["dtype"] == "BF16":
+        out = torch.tensor(t["values"], dtype=torch.float64).to(torch.bfloat16).reshape(t["shape"])
+        assert out.double().reshape(-1).tolist() == t["values"], t["name"]  # exact in bfloat16: no rounding
+        return out
+    return torch.from_numpy(np.array(t["values"], dtype=NUMPY_DTYPES[t["dtype"]]).reshape(t["shape"]))
+
+
+def header_of(data):
+    (n,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + n])
+
+
+def save(tensors, metadata):
+    """safetensors.torch.save's bytes; with several metadata keys, those of a call that wrote them sorted."""
+    want = None if metadata is None else sorted(metadata, key=lambda k: k.encode("utf-8"))
+    for _ in range(1000):
+        data = safetensors.torch.save(tensors, metadata)
+        if want is None or list(header_of(data)["__metadata__"]) == want:
+            return data
+    raise RuntimeError("safetensors never wrote the metadata keys sorted in 1000 calls")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     for case, (tensors, metadata) in CASES.items():
-        with open(os.path.join(out_dir, case + ".safetensors"), "wb") as f:
-            f.write(serialize(tensors, metadata))
+        path = os.path.join(out_dir, case + ".safetensors")
+        data = save({t["name"]: to_torch(t) for t in tensors}, metadata)
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+        loaded = safetensors.torch.load_file(path)
+        assert sorted(loaded) == sorted(t["name"] for t in tensors), case
+        with safetensors.safe_open(path, framework="pt") as f:
+            assert (f.metadata() or {}) == (metadata or {}), case
         sidecar = {"metadata": metadata or {},
                    "tensors": {t["name"]: {"dtype": t["dtype"], "shape": t["shape"],
-                                           "values": [stored(t["dtype"], v) for v in t["values"]]}
+                                           "values": loaded[t["name"]].reshape(-1).tolist()}
                                for t in tensors}}
         with open(os.path.join(out_dir, case + ".json"), "w", encoding="utf-8") as f:
             json.dump(sidecar, f, ensure_ascii=False)
-    # The first file of the Rust crate's own tests (test_serialization), for the layout above to be checked
-    # against: {"attn.0": F32 [1, 2, 3] = 0..5}, 8 + 64 header bytes.
-    rust = serialize([{"name": "attn.0", "dtype": "F32", "shape": [1, 2, 3], "values": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}],
-                     None)
-    expected = (struct.pack("<Q", 64) + b'{"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}}'
-                + struct.pack("<6f", 0, 1, 2, 3, 4, 5))
-    assert rust == expected, rust
-    assert serialize([], None) == bytes([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# GPU check, for a machine with a CUDA libtorch (a pip torch): builds berth against it, runs the suite
-# (CUDA-only tests run instead of skipping) and the doctor checks that need real GPUs. A few minutes.
+# GPU check, for a machine with a CUDA torch (a pip torch 2.x): builds berth against it, runs the suite
+# (CUDA-only tests run instead of skipping) and the checks that need real GPUs: placement cpu<->cuda, training on
+# cuda:0 in fp32, bf16 and fp16 (loss scaling), ZeRO-1 with pinned CPU offload over NCCL at world size 1, DDP and
+# ZeRO on 2 ranks, `berth predict` on CUDA, and berth's bf16 training step against transformers'. A few minutes.
+# PYTHON must have torch and the test oracles of scripts/requirements.txt (transformers, accelerate, tokenizers,
+# safetensors, deepspeed, scikit-learn), which compute the goldens at build time; on a machine without a registry,
+# bring them as wheels.
 # Needs nlohmann-json, CLI11 and GoogleTest headers/libraries; BERTH_GPU_DEPS=DIR adds DIR/include and DIR/lib.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +19,7 @@ else
 fi
 # The model goldens need a python with torch: the one whose libtorch this build uses will do.
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF \
-  -DBERTH_TORCH_PYTHON="$(command -v "$py")" "${extra[@]}"
+  -DBERTH_PYTHON="$(command -v "$py")" "${extra[@]}"
 cmake --build build-gpu -j "$(nproc)"
 grep -q '#define BERTH_WITH_CUDA 1' build-gpu/include/berth/config.h || { echo "gpu: torch has no CUDA"; exit 1; }
 
@@ -111,6 +116,17 @@ grep -q "memory per rank (zero-3, fp16)" "$work/z3.out" || { echo "gpu: no ZeRO-
 "$berth" train "${ddp_args[@]}" --device cuda:0 --output-dir "$work/bf16" --per_device_train_batch_size 8 --bf16 true |
   tee "$work/bf16.out"
 echo "gpu: ZeRO-1 offload fp16 (seed config), ZeRO-3 fp16 and bf16 trained"
+# One GPU: fp32 and fp16 (DeepSpeed's dynamic loss scaling) on cuda:0, and ZeRO-1 with the optimizer offloaded
+# to pinned CPU memory at world size 1 over NCCL (the seed's config as written).
+"$berth" train "${ddp_args[@]}" --device cuda:0 --output-dir "$work/fp32" --per_device_train_batch_size 8 >/dev/null
+"$berth" train "${ddp_args[@]}" --device cuda:0 --output-dir "$work/fp16" --per_device_train_batch_size 8 \
+  --fp16 true >/dev/null
+"$berth" launch --nproc-per-node 1 -- "$berth" train "${ddp_args[@]}" --device cuda --ddp_backend nccl \
+  --output-dir "$work/z1" --per_device_train_batch_size 8 --deepspeed tests/train/fixtures/seed_deepspeed_config.json |
+  tee "$work/z1.out"
+grep -q "sharding: zero-1 (overlap_comm, offload_optimizer cpu pinned)" "$work/z1.out" ||
+  { echo "gpu: ZeRO-1 with pinned offload did not run at world size 1"; exit 1; }
+echo "gpu: fp32, fp16 and ZeRO-1 (pinned offload, NCCL, 1 rank) trained on cuda:0"
 # Tests that need the npm packages (HF tokenizers goldens, SpamAssassin) run only where scripts/setup ran.
 exclude='style\.'
 [ -d "${BERTH_CACHE_DIR:-.cache}/npm/node_modules/@anush008/tokenizers" ] || exclude='style\.|Golden|SpamAssassin|TokenizerBench'

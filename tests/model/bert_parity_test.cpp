@@ -1,5 +1,6 @@
-// Parity with the PyTorch reference of HF's BertForSequenceClassification (tests/goldens/bert_goldens.py):
-// logits, hidden states, loss and every parameter's gradient, per golden case.
+// Parity with HF transformers' BertForSequenceClassification and BertModel (tests/goldens/bert_goldens.py),
+// in eager attention and in SDPA: logits, hidden states, loss and every parameter's gradient, per golden
+// case.
 #include "berth/io/safetensors.h"
 #include "berth/model/bert_model.h"
 #include "berth/model/pretrained.h"
@@ -10,16 +11,24 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <set>
 
 namespace {
 
-// The cases bert_goldens.py writes (its CASES); a case the script stops writing fails here.
+// The cases bert_goldens.py writes (its CASES in eager attention, then each again under SDPA as <case>_sdpa);
+// a case the script stops writing fails here.
 const std::vector<std::string> kCases = {"gelu_single_label",
                                          "gelu_new_regression",
                                          "relu_multi_label",
                                          "gelu_pytorch_tanh_explicit_single",
                                          "gelu_regression_two_outputs",
-                                         "gelu_no_labels"};
+                                         "gelu_no_labels",
+                                         "gelu_single_label_sdpa",
+                                         "gelu_new_regression_sdpa",
+                                         "relu_multi_label_sdpa",
+                                         "gelu_pytorch_tanh_explicit_single_sdpa",
+                                         "gelu_regression_two_outputs_sdpa",
+                                         "gelu_no_labels_sdpa"};
 
 // fp32 parity: |actual - expected| <= 1e-5 + 1e-5 * |expected| everywhere (numpy's allclose).
 void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
@@ -58,6 +67,8 @@ TEST_P(BertGoldenCase, LogitsLossAndGradientsMatchTheReference) {
   const at::Tensor types = optional("token_type_ids");
   const at::Tensor labels = optional("labels");
   EXPECT_EQ(golden.metadata().at("attention_mask"), mask.defined() ? "true" : "false");
+  const bool sdpa = GetParam().size() > 5 && GetParam().compare(GetParam().size() - 5, 5, "_sdpa") == 0;
+  EXPECT_EQ(golden.metadata().at("attn_implementation"), sdpa ? "sdpa" : "eager");
 
   {
     torch::NoGradGuard no_grad;
@@ -88,21 +99,26 @@ INSTANTIATE_TEST_SUITE_P(Goldens, BertGoldenCase, ::testing::ValuesIn(kCases),
 
 TEST(BertParity, ProblemTypeIsChosenAsHfChoosesAndRecorded) {
   // The golden cases leave problem_type unset except the explicit ones; after a forward with labels the
-  // config records what was chosen, as HF's does (and save_pretrained then writes it).
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"gelu_single_label", "single_label_classification"},
-      {"gelu_new_regression", "regression"},
-      {"relu_multi_label", "multi_label_classification"},
-      {"gelu_pytorch_tanh_explicit_single", "single_label_classification"},
-      {"gelu_regression_two_outputs", "regression"}};
-  for (const auto& [name, problem] : expected) {
-    auto model = berth::from_pretrained<berth::BertForSequenceClassification>(case_dir(name)).model;
+  // config records what was chosen, as HF's does (the golden's metadata holds what HF's forward chose, and
+  // save_pretrained then writes it).
+  std::set<std::string> chosen;
+  for (const std::string& name : kCases) {
     const auto golden = berth::io::SafetensorsFile::open(case_dir(name) + "/golden.safetensors");
+    const std::string expected = golden.metadata().at("problem_type");
+    if (!golden.contains("labels")) {
+      EXPECT_EQ(expected, "") << name;
+      continue;
+    }
+    auto model = berth::from_pretrained<berth::BertForSequenceClassification>(case_dir(name)).model;
     model->eval();
     model->forward(golden.tensor("input_ids"), {}, {}, golden.tensor("labels"));
     ASSERT_TRUE(model->config.problem_type.has_value()) << name;
-    EXPECT_EQ(*model->config.problem_type, problem) << name;
+    EXPECT_EQ(*model->config.problem_type, expected) << name;
+    chosen.insert(expected);
   }
+  // Every kind of loss is covered.
+  EXPECT_EQ(chosen, (std::set<std::string>{"multi_label_classification", "regression",
+                                           "single_label_classification"}));
 }
 
 }  // namespace

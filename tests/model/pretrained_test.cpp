@@ -254,7 +254,7 @@ TEST(Pretrained, SaveThenLoadIsBitExact) {
   EXPECT_EQ(loaded.model->config.to_json_text(), read_text(out + "/config.json"));
   const std::string config_text = read_text(out + "/config.json");
   expect_contains(config_text, {"\"architectures\": [\n    \"BertForSequenceClassification\"\n  ]",
-                                "\"torch_dtype\": \"float32\"", "\"my_field\": [", "\"2\": \"pos\""});
+                                "\"dtype\": \"float32\"", "\"my_field\": [", "\"2\": \"pos\""});
   const auto file = berth::io::SafetensorsFile::open(out + "/model.safetensors");
   EXPECT_EQ(file.metadata().at("format"), "pt");
   EXPECT_EQ(file.names().size(), model->parameters().size());
@@ -293,7 +293,7 @@ TEST(Pretrained, DtypesConvertAndRoundTrip) {
   berth::save_pretrained(doubled, dir.path().string());
   EXPECT_EQ(berth::io::SafetensorsFile::open(dir.file("model.safetensors")).dtype("classifier.weight"),
             at::kDouble);
-  expect_contains(read_text(dir.file("config.json")), {"\"torch_dtype\": \"float64\""});
+  expect_contains(read_text(dir.file("config.json")), {"\"dtype\": \"float64\""});
   auto again = from_pretrained<BertForSequenceClassification>(dir.path().string(), options).model;
   expect_same_tensors(*again, *doubled);
 

@@ -99,12 +99,23 @@ State run_case(const nlohmann::json& c, const std::string& isa, int64_t* max_ulp
   const std::string name = c.at("name").get<std::string>();
   State st{hashed_values(n, salt, "param"), std::vector<float>(n, 0.0F), std::vector<float>(n, 0.0F)};
   const std::vector<int64_t> stored = c.at("stored_steps").get<std::vector<int64_t>>();
+  std::vector<double> p_bound(n, 0.0);
   for (int64_t step = 1; step <= c.at("steps").get<int64_t>(); ++step) {
     const std::vector<float> g = hashed_values(n, salt + step, c.at("kind").get<std::string>());
     const AdamWStepScalars s = berth::optim::adamw_scalars(
         meta.at("lr").get<double>(), meta.at("beta1").get<double>(), meta.at("beta2").get<double>(),
         meta.at("eps").get<double>(), c.at("weight_decay").get<double>(), step);
     berth::optim::adamw_step_flat_isa(isa, st.p.data(), g.data(), st.m.data(), st.v.data(), n, s);
+    // The PyPI torch takes exp_avg_sq.sqrt() from MKL's vector math, which is not correctly rounded (an ulp
+    // off for about one element in six); berth's kernels use the exact sqrt. So p may drift from torch's by
+    // what one ulp of sqrt(v) moves each step's update, plus p's own rounding, summed over the steps so far.
+    for (int64_t i = 0; i < n; ++i) {
+      const double update =
+          std::fabs(static_cast<double>(s.neg_step_size) * st.m[i] /
+                    (std::sqrt(static_cast<double>(st.v[i])) / s.bias_correction2_sqrt + s.eps));
+      const float p = std::fabs(st.p[i]);
+      p_bound[i] += 2.0 * (std::nextafter(p, INFINITY) - p) + 4 * 0x1p-24 * update;
+    }
     if (std::find(stored.begin(), stored.end(), step) == stored.end()) continue;
     const std::array<std::pair<const char*, const std::vector<float>*>, 3> outputs{
         {{"p", &st.p}, {"m", &st.m}, {"v", &st.v}}};
@@ -119,8 +130,15 @@ State run_case(const nlohmann::json& c, const std::string& isa, int64_t* max_ulp
         const int64_t d = ulp_distance((*values)[i], e[i]);
         if (d > worst) worst = d, worst_at = i;
       }
+      if (std::string(what) == "p") {
+        int64_t beyond = 0;
+        for (int64_t i = 0; i < n; ++i) beyond += std::fabs(static_cast<double>(st.p[i]) - e[i]) > p_bound[i];
+        EXPECT_EQ(beyond, 0) << isa << " " << key << ": elements of p beyond sqrt's ulp of torch's";
+        continue;
+      }
       *max_ulp = std::max(*max_ulp, worst);
-      // berth rounds as torch does (0 ulp measured); 1 ulp of slack for torch builds that fuse differently.
+      // m and v involve no sqrt: berth rounds as torch does (0 ulp measured); 1 ulp of slack for torch builds
+      // that fuse differently.
       EXPECT_LE(worst, 1) << isa << " " << key << "[" << worst_at << "]: berth " << (*values)[worst_at]
                           << ", torch " << e[worst_at];
     }
@@ -149,7 +167,7 @@ TEST_P(AdamWKernelIsa, MatchesTorchAdamWAndTheScalarKernelBitForBit) {
     EXPECT_TRUE(std::memcmp(mine.m.data(), scalar.m.data(), mine.m.size() * sizeof(float)) == 0);
     EXPECT_TRUE(std::memcmp(mine.v.data(), scalar.v.data(), mine.v.size() * sizeof(float)) == 0);
   }
-  std::printf("[ adamw ] %s: largest distance to torch.optim.AdamW %lld ulp\n", GetParam().c_str(),
+  std::printf("[ adamw ] %s: largest m/v distance to torch.optim.AdamW %lld ulp\n", GetParam().c_str(),
               static_cast<long long>(max_ulp));
 }
 

@@ -95,15 +95,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Where test inputs live. The checkout and the build's goldens are fixed at configure time; ../shared and the
-// npm cache can be moved with BERTH_SHARED_DIR and BERTH_CACHE_DIR, as scripts/setup allows.
+// Where test inputs live. The checkout (with its fixtures) and the build's goldens are fixed at configure
+// time; the npm cache can be moved with BERTH_CACHE_DIR, as scripts/setup allows.
 inline std::string source_dir() { return BERTH_SOURCE_DIR; }
 inline std::string golden_dir() { return BERTH_GOLDEN_DIR; }
-inline std::string shared_data_dir() {
-  const char* env = getenv("BERTH_SHARED_DIR");
-  return env ? std::string(env) + "/data" : source_dir() + "/../shared/data";
-}
-inline std::string bert_base_uncased_dir() { return shared_data_dir() + "/bert-base-uncased"; }
+inline std::string bert_base_uncased_dir() { return source_dir() + "/tests/fixtures/bert-base-uncased"; }
 inline std::string npm_modules_dir() {
   const char* env = getenv("BERTH_CACHE_DIR");
   return (env ? std::string(env) : source_dir() + "/.cache") + "/npm/node_modules";

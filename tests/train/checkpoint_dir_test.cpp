@@ -2,7 +2,9 @@
 // paths.
 #include "berth/train/checkpoint_dir.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,7 +136,8 @@ TEST(CheckpointDir, ListsOnlyCheckpointDigitsDirectoriesSortedByStep) {
   EXPECT_FALSE(latest_checkpoint(dir.file("missing")).has_value());
 }
 
-// Every case of tests/goldens/train_io_goldens.py: what HF's own _rotate_checkpoints deletes.
+// Every case of tests/goldens/train_io_goldens.py: what HF's own rotate_checkpoints deletes, on directories
+// with the same modification times.
 TEST(CheckpointDir, RotationMatchesHfTrainer) {
   std::ifstream in(berth::testing::golden_dir() + "/train_io/rotate_checkpoints.json");
   ASSERT_TRUE(in.good()) << "missing golden; build the berth_goldens target";
@@ -144,8 +147,18 @@ TEST(CheckpointDir, RotationMatchesHfTrainer) {
   for (const auto& c : cases) {
     TempDir dir;
     const std::string out = dir.path().string();
-    for (int64_t step : c["steps"].get<std::vector<int64_t>>())
-      fs::create_directories(dir.path() / ("checkpoint-" + std::to_string(step)));
+    const auto steps = c["steps"].get<std::vector<int64_t>>();
+    const auto mtimes_ns = c["mtimes_ns"].get<std::vector<int64_t>>();
+    ASSERT_EQ(steps.size(), mtimes_ns.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const fs::path path = dir.path() / ("checkpoint-" + std::to_string(steps[i]));
+      fs::create_directories(path);
+      timespec mtime{};
+      mtime.tv_sec = static_cast<time_t>(mtimes_ns[i] / 1000000000);
+      mtime.tv_nsec = mtimes_ns[i] % 1000000000;
+      const timespec times[2] = {mtime, mtime};
+      ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+    }
     std::optional<std::string> best;
     if (!c["best"].is_null()) best = out + "/" + c["best"].get<std::string>();
     const auto removed = rotate_checkpoints(out, c["save_total_limit"].get<int64_t>(), best);

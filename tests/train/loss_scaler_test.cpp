@@ -90,8 +90,9 @@ TEST(LossScaler, DefaultsAreDeepSpeedsFp16Block) {
   EXPECT_EQ(second.new_scale, 32768.0);
   EXPECT_EQ(second.log_line,
             "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768");
-  // A good step neither skips nor logs; the 1000th after the overflow doubles.
-  for (int i = 1; i < 1000; ++i) {
+  // A good step neither skips nor logs; the 1001st after the overflow doubles (DeepSpeed 0.19's
+  // stable_interval: 1000 clean steps after the first one).
+  for (int i = 1; i <= 1000; ++i) {
     const LossScaleUpdate good = scaler.update(false);
     ASSERT_FALSE(good.skipped);
     ASSERT_EQ(good.new_scale, 32768.0) << i;

@@ -15,6 +15,10 @@ struct AdamWStepScalars {
   float decay = 1;  // 1 - lr * weight_decay (decoupled weight decay)
   float beta1 = 0.9F;
   float one_minus_beta1 = 0.1F;
+  // exp_avg.lerp_(grad, 1 - beta1) as ATen computes it: fma(lerp_coeff, g - m, m) for a weight below 0.5,
+  // else fma(weight - 1, g - m, g) (lerp_from_grad).
+  float lerp_coeff = 0.1F;
+  bool lerp_from_grad = false;
   float beta2 = 0.999F;
   float one_minus_beta2 = 0.001F;
   float bias_correction2_sqrt = 1;  // sqrt(1 - beta2^step)

@@ -31,8 +31,8 @@ struct SchedulerOptions {
   double num_cycles = 0.5;  // cosine
   double lr_end = 1e-7;     // polynomial
   double power = 1.0;       // polynomial
-  // DeepSpeed's schedules: warmup_steps is warmup_num_steps (DeepSpeed uses at least 2), total_steps is
-  // total_num_steps (WarmupDecayLR, WarmupCosineLR).
+  // DeepSpeed's schedules: warmup_steps is warmup_num_steps (at least 1, as DeepSpeed requires; it warms up
+  // over at least 2), total_steps is total_num_steps (WarmupDecayLR, WarmupCosineLR).
   std::string warmup_type = "log";  // "log" or "linear": how the warmup rises
   double warmup_min_lr = 0.0;       // WarmupLR, WarmupDecayLR: the lr warmup starts from
   double warmup_max_lr = -1;        // WarmupLR, WarmupDecayLR: the lr warmup ends at; < 0: base_lr
@@ -45,7 +45,8 @@ bool is_deepspeed_scheduler(SchedulerType type);
 
 class LrScheduler {
  public:
-  // Throws berth::Error for negative step counts, and for polynomial with lr_end >= base_lr (as HF).
+  // Throws berth::Error for negative step counts, for polynomial with lr_end >= base_lr (as HF), and for
+  // DeepSpeed's schedules with warmup_steps < 1 (as DeepSpeed).
   LrScheduler(double base_lr, SchedulerOptions options);
 
   // base_lr times HF's lambda of `step` (LambdaLR: lr_at(0) is the lr of the first optimizer step).

@@ -44,11 +44,13 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir);
 // training starts, from one process only, never while another process saves into output_dir.
 std::vector<std::string> remove_stale_temporaries(const std::string& output_dir);
 
-// HF's Trainer._rotate_checkpoints over _sorted_checkpoints: the checkpoints sorted by step; the best one
-// (when given and present) moved towards the end (to the next-to-last place, as HF does, so the newest stays
-// last) so it is never deleted; with save_total_limit == 1 and a best checkpoint that is not the newest, 2
-// are kept; the oldest beyond the limit are deleted. save_total_limit <= 0 means unlimited. Returns the
-// removed paths.
+// HF's checkpoint rotation as Trainer._save_checkpoint runs it (transformers 5.x:
+// trainer_utils.rotate_checkpoints over sort_checkpoints with use_mtime=True): the checkpoints sorted by
+// modification time (ties by path), or by step when their times span less than a second; the most recent
+// one and the best one (when given) are never deleted; the others are deleted oldest first until
+// save_total_limit are left, or only the protected ones (2 when the best is not the most recent). Only
+// checkpoint-<digits> directories take part (list_checkpoints). save_total_limit <= 0 means unlimited.
+// Returns the removed paths, in the order they were removed.
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t save_total_limit,
                                             const std::optional<std::string>& best_checkpoint);
 

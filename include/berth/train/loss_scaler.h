@@ -32,7 +32,8 @@ struct LossScalerState {
 
 // Static (options.loss_scale > 0: that scale forever; an overflowing step is still skipped, as DeepSpeed's
 // static LossScaler) or dynamic (options.loss_scale == 0: starts at 2^initial_scale_power, halves after
-// `hysteresis` overflows, doubles after loss_scale_window steps without one, never below min_loss_scale).
+// `hysteresis` overflows, doubles at the (loss_scale_window + 1)-th step in a row without one, as DeepSpeed
+// 0.19 does, never below min_loss_scale).
 // The Trainer multiplies the loss by scale() before backward, tells GradientSync::step the same scale (it
 // unscales and reports overflow), then calls update(result.overflow) once per optimizer step.
 class LossScaler {

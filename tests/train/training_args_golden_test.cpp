@@ -1,0 +1,141 @@
+// berth's TrainingArguments JSON loader on the training_args.json files HF transformers 5 writes (goldens
+// from tests/goldens/training_args_goldens.py): every field both have reads as HF holds it, the rest is
+// ignored with one warning line, and transformers 5's new spellings (fsdp null, warmup_steps as a ratio,
+// train_sampling_strategy) mean what they mean in HF.
+#include "berth/train/training_arguments.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+
+namespace berth::train {
+namespace {
+
+using Json = nlohmann::json;
+using berth::testing::error_text;
+using berth::testing::expect_contains;
+
+std::string golden_path(const std::string& name) {
+  return berth::testing::golden_dir() + "/training_args/" + name;
+}
+
+Json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.good()) return Json();
+  return Json::parse(in);
+}
+
+// The names in the loader's "ignored N HF training argument(s) berth does not implement: a, b" line.
+std::set<std::string> ignored_names(const std::string& line) {
+  std::set<std::string> names;
+  const std::string marker = "does not implement: ";
+  const std::size_t at = line.find(marker);
+  if (at == std::string::npos) return names;
+  std::stringstream list(line.substr(at + marker.size()));
+  for (std::string name; std::getline(list, name, ',');) {
+    name.erase(0, name.find_first_not_of(' '));
+    names.insert(name);
+  }
+  return names;
+}
+
+TEST(TrainingArgsGolden, ReadsTheFilesTransformersWrites) {
+  const Json expected = read_json(golden_path("expected.json"));
+  ASSERT_TRUE(expected.is_object())
+      << "missing golden training_args/expected.json: build the berth_goldens target";
+  std::set<std::string> berth_fields;
+  for (const ArgumentSpec& spec : training_argument_specs()) berth_fields.insert(spec.name);
+  const Json defaults = Json::parse(TrainingArguments().to_json_text());
+  int cases = 0;
+  for (const auto& [name, want] : expected.items()) {
+    if (name == "transformers_version") continue;
+    SCOPED_TRACE(name);
+    ++cases;
+    const Json hf = read_json(golden_path(name + ".json"));
+    ASSERT_TRUE(hf.is_object());
+    std::vector<std::string> warnings;
+    const TrainingArguments args = TrainingArguments::load(golden_path(name + ".json"), &warnings);
+    const Json ours = Json::parse(args.to_json_text());  // berth's view of the file
+
+    // Every key of HF's file berth has reads as HF wrote it; transformers 5's own spellings map as in HF.
+    int compared = 0;
+    for (const auto& [key, value] : hf.items()) {
+      if (!ours.contains(key)) continue;
+      ++compared;
+      if (key == "fsdp" && value.is_null()) {
+        EXPECT_EQ(args.fsdp, "") << "fsdp null is off";
+      } else if (key == "warmup_steps" && value.is_number_float() && value.get<double>() < 1) {
+        EXPECT_EQ(args.warmup_steps, 0);
+        EXPECT_EQ(args.warmup_ratio, value.get<double>());
+      } else {
+        EXPECT_EQ(ours.at(key), value) << key;  // 2 and 2.0 compare equal
+      }
+    }
+    EXPECT_GE(compared, 30);
+    // The arguments the case set are not berth's defaults, so the comparison above had something to catch.
+    for (const auto& [key, value] : want.at("set").items()) {
+      if (key == "train_sampling_strategy") continue;
+      ASSERT_TRUE(ours.contains(key)) << key;
+      if (key == "warmup_steps" && args.warmup_steps == 0) {
+        EXPECT_NE(args.warmup_ratio, defaults.at("warmup_ratio").get<double>());
+      } else {
+        EXPECT_NE(ours.at(key), defaults.at(key)) << key;
+      }
+    }
+    // HF's derived values.
+    for (const auto& [total, steps] : want.at("warmup_steps_for_total").items())
+      EXPECT_EQ(args.resolved_warmup_steps(std::stoll(total)), steps.get<int64_t>()) << "total " << total;
+    EXPECT_EQ(args.group_by_length, want.at("train_sampling_strategy") == "group_by_length");
+
+    // The rest of HF's keys: listed in one warning line, each one of HF's that berth knows it lacks.
+    ASSERT_EQ(warnings.size(), 1u) << (warnings.empty() ? "" : warnings.back());
+    expect_contains(warnings[0],
+                    {golden_path(name + ".json"), "HF training argument(s) berth does not implement"});
+    std::set<std::string> rest;
+    for (const auto& [key, value] : hf.items())
+      if (!berth_fields.count(key) && key[0] != '_' && key != "train_sampling_strategy") rest.insert(key);
+    EXPECT_EQ(ignored_names(warnings[0]), rest);
+    for (const char* key : {"activation_checkpointing", "parallelism_config", "project", "use_cache"})
+      EXPECT_TRUE(rest.count(key)) << key << ": transformers 5 writes it";
+  }
+  EXPECT_EQ(cases, 2);
+}
+
+TEST(TrainingArgsGolden, Transformers5SpellingsInJson) {
+  TrainingArguments args;
+  merge_training_arguments_json(args, R"({"warmup_steps": 0.25, "train_sampling_strategy": "group_by_length",
+                                          "fsdp": null})",
+                                "hf5.json");
+  EXPECT_EQ(args.warmup_steps, 0);
+  EXPECT_EQ(args.warmup_ratio, 0.25);
+  EXPECT_EQ(args.resolved_warmup_steps(10), 3);  // HF: ceil(10 * 0.25)
+  EXPECT_TRUE(args.group_by_length);
+  EXPECT_EQ(args.fsdp, "");
+  merge_training_arguments_json(args, R"({"warmup_steps": 12.0, "train_sampling_strategy": "random"})",
+                                "hf5.json");
+  EXPECT_EQ(args.warmup_steps, 12);
+  EXPECT_TRUE(args.group_by_length);  // "random" leaves berth's own group_by_length as it was
+  expect_contains(error_text([&] {
+                    merge_training_arguments_json(args, R"({"train_sampling_strategy": "sequential"})",
+                                                  "hf5.json");
+                  }),
+                  {"hf5.json", "\"train_sampling_strategy\" must be \"random\" or \"group_by_length\"",
+                   "found \"sequential\"", "Fix:"});
+  expect_contains(error_text([&] { merge_training_arguments_json(args, R"({"fsdp": true})", "hf5.json"); }),
+                  {"hf5.json", "\"fsdp\" is true", "fsdp_config", "Fix:", "\"full_shard\""});
+  expect_contains(
+      error_text([&] { merge_training_arguments_json(args, R"({"warmup_steps": 10.5})", "hf5.json"); }),
+      {"\"warmup_steps\" must be a whole number", "found 10.5"});
+}
+
+}  // namespace
+}  // namespace berth::train
