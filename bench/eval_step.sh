@@ -30,15 +30,7 @@ for preset in $presets; do
   ratios=""
   min_ratios=""
   for ((r = 0; r < rounds; r++)); do
-    if ((r % 2 == 0)); then
-      b=$(run_berth)
-      p=$(run_python)
-    else
-      p=$(run_python)
-      b=$(run_berth)
-    fi
-    echo "round $r berth:  $b"
-    echo "round $r python: $p"
+    interleaved_round "$r"
     ratios+="$(ratio "$(field samples_per_second "$b")" "$(field samples_per_second "$p")") "
     min_ratios+="$(ratio "$(field min_step_ms "$p")" "$(field min_step_ms "$b")") "
   done

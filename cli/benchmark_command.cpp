@@ -65,6 +65,27 @@ double step_flops(const BertConfig& c, int64_t batch, int64_t seq) {
   return encoder + attention + head;
 }
 
+// The fields both modes print: sizes, samples/s over all ranks (each step runs world_size batches), the
+// median and fastest step (on a shared machine the least disturbed one, steadier than the median for A/B
+// runs) and the matmul FLOP rate per rank.
+nlohmann::json timing_json(const BenchmarkOptions& o, const std::vector<double>& step, double flops,
+                           int64_t world_size) {
+  const double step_ms = median(step);
+  nlohmann::json out;
+  out["implementation"] = "berth";
+  out["preset"] = o.preset;
+  out["batch_size"] = o.batch_size;
+  out["seq_len"] = o.seq_len;
+  out["threads"] = at::get_num_threads();
+  out["steps"] = o.steps;
+  out["samples_per_second"] = static_cast<double>(o.batch_size * world_size) * 1000.0 / step_ms;
+  out["step_ms"] = step_ms;
+  out["min_step_ms"] = *std::min_element(step.begin(), step.end());
+  out["model_tflop_per_step"] = flops * 1e-12;
+  out["achieved_gflops"] = flops / (step_ms * 1e-3) * 1e-9;
+  return out;
+}
+
 // --inference: forward passes without labels as Trainer::predict (`berth eval`) runs them: eval mode, no
 // grad, fp32. A forward's matmul FLOPs are a third of a training step's.
 int run_inference(const BenchmarkOptions& o, const BertConfig& config, BertForSequenceClassification& model,
@@ -79,22 +100,9 @@ int run_inference(const BenchmarkOptions& o, const BertConfig& config, BertForSe
     const auto t1 = Clock::now();
     if (s >= o.warmup) step.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
-  const double step_ms = median(step);
-  const double flops = step_flops(config, o.batch_size, o.seq_len) / 3.0;
-  nlohmann::json out;
-  out["implementation"] = "berth";
+  nlohmann::json out = timing_json(o, step, step_flops(config, o.batch_size, o.seq_len) / 3.0, world_size);
   out["mode"] = "inference";
-  out["preset"] = o.preset;
-  out["batch_size"] = o.batch_size;
-  out["seq_len"] = o.seq_len;
-  out["threads"] = at::get_num_threads();
-  out["steps"] = o.steps;
-  out["samples_per_second"] = static_cast<double>(o.batch_size * world_size) * 1000.0 / step_ms;
-  out["step_ms"] = step_ms;
-  out["min_step_ms"] = *std::min_element(step.begin(), step.end());
-  out["forward_ms"] = step_ms;
-  out["model_tflop_per_step"] = flops * 1e-12;
-  out["achieved_gflops"] = flops / (step_ms * 1e-3) * 1e-9;  // per rank
+  out["forward_ms"] = out["step_ms"];
   if (is_main) std::cout << out.dump() << std::endl;
   return 0;
 }
@@ -149,8 +157,7 @@ int run_benchmark(const BenchmarkOptions& o) {
     if (sync) sync->finish_gradients(params);  // what is left of the all-reduce after backward: exposed
     const auto t2 = Clock::now();
     optimizer->step();
-    // Gradients to none, not zeros: backward then writes them instead of adding into a zeroed buffer
-    // (libtorch 1.13's zero_grad() has no set_to_none).
+    // Gradients to none, not zeros: backward then writes them instead of adding into a zeroed buffer.
     optimizer->zero_grad_to_none();
     const auto t3 = Clock::now();
     if (s < o.warmup) continue;  // the first steps allocate and warm the caches
@@ -161,7 +168,6 @@ int run_benchmark(const BenchmarkOptions& o) {
     optim.push_back(ms(t2, t3));
     step.push_back(ms(t0, t3));
   }
-  const double step_ms = median(step);
   nlohmann::json comm;
   if (auto* ddp = dynamic_cast<dist::DdpGradientSync*>(sync)) {
     // The same all-reduces with no backward to hide behind: what communication costs when fully exposed.
@@ -201,24 +207,11 @@ int run_benchmark(const BenchmarkOptions& o) {
     comm["exposed_comm_ms"] = exposed_ms;
     comm["hidden_fraction"] = alone_ms > 0 ? std::max(0.0, 1.0 - exposed_ms / alone_ms) : 0.0;
   }
-  const double flops = step_flops(config, o.batch_size, o.seq_len);
-  nlohmann::json out;
-  out["implementation"] = "berth";
-  out["preset"] = o.preset;
-  out["batch_size"] = o.batch_size;
-  out["seq_len"] = o.seq_len;
-  out["threads"] = at::get_num_threads();
-  out["steps"] = o.steps;
-  // Over all ranks: each step trains world_size batches.
-  out["samples_per_second"] = static_cast<double>(o.batch_size * context.env.world_size) * 1000.0 / step_ms;
-  out["step_ms"] = step_ms;
-  // The fastest step: on a shared machine the least disturbed one, steadier than the median for A/B runs.
-  out["min_step_ms"] = *std::min_element(step.begin(), step.end());
+  nlohmann::json out =
+      timing_json(o, step, step_flops(config, o.batch_size, o.seq_len), context.env.world_size);
   out["forward_ms"] = median(forward);
   out["backward_ms"] = median(backward);
   out["optimizer_ms"] = median(optim);
-  out["model_tflop_per_step"] = flops * 1e-12;
-  out["achieved_gflops"] = flops / (step_ms * 1e-3) * 1e-9;  // per rank
   if (!comm.empty()) {
     out["ranks"] = context.env.world_size;
     out.update(comm);
