@@ -36,7 +36,8 @@ ThreadState thread_state();
 // How long an idle OpenMP thread spins before it sleeps, as libgomp itself applied it at start-up (0 with
 // OMP_WAIT_POLICY=PASSIVE). This is the effective value, not the environment's: a policy set after the
 // process started shows here as still spinning. nullopt when the OpenMP runtime is not libgomp.
-// libgomp only prints it (omp_display_env), so stderr is pointed at a temporary file for the call: call it
+// libgomp only prints it (omp_display_env), so stderr is pointed at a temporary file for the call; a libgomp
+// without that call (the torch wheel's) gets libgomp's own rule applied to the start-up environment. Call it
 // at start-up or from doctor, not while other threads write to stderr.
 std::optional<unsigned long long> openmp_spin_count();
 
