@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "berth/dist/zero_options.h"
 #include "support/test_support.h"
 
 namespace berth::train {
@@ -301,24 +302,24 @@ TEST(DeepSpeedConfigTest, UnsupportedOptimizersAndSchedulersAreErrors) {
 }
 
 TEST(DeepSpeedConfigTest, FsdpOptionsMapOntoZero) {
-  EXPECT_EQ(zero_options_from_fsdp("").stage, 0);
-  EXPECT_EQ(zero_options_from_fsdp("full_shard").stage, 3);
-  EXPECT_EQ(zero_options_from_fsdp("shard_grad_op").stage, 2);
-  EXPECT_EQ(zero_options_from_fsdp("no_shard").stage, 0);
-  const auto offload = zero_options_from_fsdp("full_shard offload auto_wrap");
+  EXPECT_EQ(dist::zero_options_from_fsdp("").stage, 0);
+  EXPECT_EQ(dist::zero_options_from_fsdp("full_shard").stage, 3);
+  EXPECT_EQ(dist::zero_options_from_fsdp("shard_grad_op").stage, 2);
+  EXPECT_EQ(dist::zero_options_from_fsdp("no_shard").stage, 0);
+  const auto offload = dist::zero_options_from_fsdp("full_shard offload auto_wrap");
   EXPECT_EQ(offload.stage, 3);
   EXPECT_TRUE(offload.offload_param.enabled());
   EXPECT_TRUE(offload.offload_optimizer.enabled());
-  const auto stage2 = zero_options_from_fsdp("shard_grad_op offload");
+  const auto stage2 = dist::zero_options_from_fsdp("shard_grad_op offload");
   EXPECT_TRUE(stage2.offload_optimizer.enabled());
   EXPECT_FALSE(stage2.offload_param.enabled());  // parameters are partitioned only at stage 3
-  expect_contains(error_text([] { zero_options_from_fsdp("full_shard spam"); }),
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("full_shard spam"); }),
                   {"unknown fsdp option 'spam'"});
-  expect_contains(error_text([] { zero_options_from_fsdp("hybrid_shard"); }),
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("hybrid_shard"); }),
                   {"'hybrid_shard'", "not supported"});
-  expect_contains(error_text([] { zero_options_from_fsdp("full_shard shard_grad_op"); }),
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("full_shard shard_grad_op"); }),
                   {"2 sharding strategies"});
-  expect_contains(error_text([] { zero_options_from_fsdp("offload"); }), {"can't work on its own"});
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("offload"); }), {"can't work on its own"});
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 // DeepSpeed JSON configs (HF's --deepspeed) read verbatim, "auto" filled from TrainingArguments as HF's
-// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once; and HF's fsdp
-// options mapped onto the same ZeRO machinery.
+// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once.
 #pragma once
 
 #include <cstdint>
@@ -80,14 +79,8 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
 // checks explicit ones against them (one berth::Error listing mismatches). No-op without a scheduler.
 void finalize_deepspeed_config(DeepSpeedConfig& config, const TrainingArguments& args, int64_t total_steps);
 
-// HF's fsdp option string (space-separated) as ZeRO options: full_shard -> stage 3, shard_grad_op -> stage
-// 2, no_shard -> stage 0, offload -> offload_param + offload_optimizer to cpu (full_shard only, as
-// offload_param needs stage 3; with shard_grad_op only the optimizer), auto_wrap accepted (berth gathers
-// ZeRO-3 parameters layer by layer already). "" -> stage 0. Unknown or unsupported options (hybrid_shard
-// ...) and two sharding strategies -> berth::Error naming them.
-dist::ZeroOptions zero_options_from_fsdp(const std::string& fsdp);
-
-// The precision TrainingArguments ask for: fp16, bf16 or fp32.
-Precision precision_from_arguments(const TrainingArguments& args);
+// HF's fsdp options map onto the same ZeRO options (dist/zero_options.h); named here too for the callers
+// that reach it as train::zero_options_from_fsdp.
+using dist::zero_options_from_fsdp;
 
 }  // namespace berth::train
