@@ -1,5 +1,6 @@
 // DeepSpeed configs resolved against TrainingArguments as HF's HfTrainerDeepSpeedConfig does
-// (integrations/deepspeed.py): "auto" filled and every mismatch reported at once.
+// (integrations/deepspeed.py): "auto" filled, every mismatch reported at once, every argument the config
+// silently overrides warned about.
 #include "berth/train/deepspeed_config.h"
 
 #include <fstream>
@@ -182,6 +183,52 @@ void resolve_scheduler(WrittenDeepSpeedConfig& written, const TrainingArguments&
   if (written.config.scheduler->warmup_num_steps_pending) options.warmup_steps = 0;
 }
 
+// The warmup the arguments ask for, when the scheduler block's warmup_num_steps replaces it: absent (its
+// DeepSpeed default 1000 wins, as in HF) or a number other than args.warmup_steps.
+std::optional<std::string> overridden_warmup(const WrittenDeepSpeedConfig& written,
+                                             const TrainingArguments& args, const std::string& source) {
+  const DeepSpeedScheduler& scheduler = *written.config.scheduler;
+  if ((args.warmup_steps <= 0 && args.warmup_ratio <= 0) || scheduler.warmup_num_steps_pending)
+    return std::nullopt;
+  const std::string asked = args.warmup_steps > 0
+                                ? "warmup_steps=" + std::to_string(args.warmup_steps)
+                                : "warmup_ratio=" + text::shortest_number_text(args.warmup_ratio);
+  const std::string fix =
+      ". Fix: \"warmup_num_steps\": \"auto\" in the config's scheduler params to warm up as the training "
+      "arguments ask";
+  if (!written.warmup_num_steps)
+    return source + ": " + asked + " is not applied: the DeepSpeed config's scheduler (" + scheduler.type +
+           ") has no \"warmup_num_steps\", so DeepSpeed's default of 1000 warmup steps wins, as in HF" + fix;
+  if (args.warmup_steps > 0 && *written.warmup_num_steps == args.warmup_steps) return std::nullopt;
+  return source + ": " + asked + " is not applied: the DeepSpeed config's scheduler (" + scheduler.type +
+         ") warms up over its \"warmup_num_steps\": " + std::to_string(*written.warmup_num_steps) +
+         " instead" + fix;
+}
+
+// One line per TrainingArguments value the config replaces without a mismatch: an absent key whose
+// DeepSpeed default wins (as in HF with DeepSpeed), or the config's scheduler taking over from the
+// arguments' schedule. Arguments at their defaults are named only where the replacement changes training
+// (max_grad_norm's default clipping); a default lr_scheduler_type or warmup is DeepSpeed's to replace.
+std::vector<std::string> overridden_arguments(const WrittenDeepSpeedConfig& written,
+                                              const TrainingArguments& args, const std::string& source) {
+  std::vector<std::string> lines;
+  if (!written.gradient_clipping && !written.gradient_clipping_auto && args.max_grad_norm > 0)
+    lines.push_back(
+        source + ": max_grad_norm=" + text::shortest_number_text(args.max_grad_norm) +
+        " is not applied: the DeepSpeed config has no \"gradient_clipping\", so DeepSpeed's default "
+        "0 (no clipping) wins, as in HF. Fix: \"gradient_clipping\": \"auto\" in the config to clip "
+        "at max_grad_norm, or --max_grad_norm 0 to train without clipping");
+  if (!written.config.scheduler) return lines;
+  if (args.lr_scheduler_type != TrainingArguments{}.lr_scheduler_type)
+    lines.push_back(
+        source + ": lr_scheduler_type=" + args.lr_scheduler_type +
+        " is not applied: the DeepSpeed config's scheduler (" + written.config.scheduler->type +
+        ") sets the learning-rate schedule, as in HF. Fix: remove the config's \"scheduler\" block "
+        "to schedule with lr_scheduler_type, or leave lr_scheduler_type at its default");
+  if (auto warmup = overridden_warmup(written, args, source)) lines.push_back(*warmup);
+  return lines;
+}
+
 }  // namespace
 
 DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
@@ -199,6 +246,9 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
   resolve_optimizer(written, args, mismatches);
   resolve_scheduler(written, args, mismatches);
   mismatches.throw_if_any();
+  if (warnings)
+    for (std::string& line : overridden_arguments(written, args, source))
+      warnings->push_back(std::move(line));
   return written.config;
 }
 

@@ -1,5 +1,6 @@
 // DeepSpeed JSON configs (HF's --deepspeed) read verbatim, "auto" filled from TrainingArguments as HF's
-// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once.
+// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once and every
+// argument the config silently overrides warned about.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +70,10 @@ DeepSpeedConfig parse_deepspeed_config(const std::string& json_text, const std::
 // sizes, two given determine the third; three given must satisfy train = micro x accumulation x world
 // (else an error showing the arithmetic). Every explicit value that disagrees with `args` is listed in ONE
 // berth::Error ("Please correct the following DeepSpeed config values that mismatch TrainingArguments
-// values", key, config value, argument value, fix). Unknown keys: one line in *warnings.
+// values", key, config value, argument value, fix). Unknown keys: one line in *warnings. So is each argument
+// the config silently overrides: max_grad_norm > 0 with no "gradient_clipping" (DeepSpeed's 0 wins, as in
+// HF); with a "scheduler" block, an lr_scheduler_type other than linear, and warmup_steps/warmup_ratio when
+// "warmup_num_steps" is absent (DeepSpeed's 1000 wins) or another number.
 DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
                                          const TrainingArguments& args, int64_t world_size,
                                          std::vector<std::string>* warnings = nullptr);
