@@ -18,6 +18,7 @@
 #include "berth/device/device.h"
 #include "berth/placement/place.h"
 #include "berth/train/deepspeed_config.h"
+#include "berth/train/unsupported_hf_arguments.h"
 #include "core/number_text.h"
 #include "core/text.h"
 
@@ -341,11 +342,6 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-bool is_unsupported_hf(std::string_view name) {
-  const auto& list = unsupported_hf_training_arguments();
-  return std::find(list.begin(), list.end(), name) != list.end();
-}
-
 [[noreturn]] void unknown_name(std::string_view name, const char* where) {
   const std::string suggestion = closest_training_argument(name);
   BERTH_FAIL("unknown training argument '", name, "'", where,
@@ -406,117 +402,6 @@ std::optional<std::string> training_argument_alias_target(std::string_view name)
   return std::nullopt;
 }
 
-const std::vector<std::string>& unsupported_hf_training_arguments() {
-  // transformers 4.4x and 5.x TrainingArguments fields that berth does not implement
-  // (fields(TrainingArguments)).
-  static const std::vector<std::string> names = {"accelerator_config",
-                                                 "activation_checkpointing",
-                                                 "activation_checkpointing_kwargs",
-                                                 "adafactor",
-                                                 "auto_find_batch_size",
-                                                 "average_tokens_across_devices",
-                                                 "batch_eval_metrics",
-                                                 "bf16_full_eval",
-                                                 "data_seed_per_worker",
-                                                 "dataloader_in_order",
-                                                 "dataloader_multiprocessing_context",
-                                                 "dataloader_num_workers",
-                                                 "dataloader_persistent_workers",
-                                                 "dataloader_pin_memory",
-                                                 "dataloader_prefetch_factor",
-                                                 "ddp_broadcast_buffers",
-                                                 "ddp_static_graph",
-                                                 "debug",
-                                                 "disable_tqdm_per_rank",
-                                                 "dispatch_batches",
-                                                 "do_eval",
-                                                 "do_predict",
-                                                 "do_train",
-                                                 "enable_jit_checkpoint",
-                                                 "eval_accumulation_steps",
-                                                 "eval_delay",
-                                                 "eval_do_concat_batches",
-                                                 "eval_on_start",
-                                                 "eval_use_gather_object",
-                                                 "fp16_backend",
-                                                 "fp16_full_eval",
-                                                 "fp16_opt_level",
-                                                 "fsdp_config",
-                                                 "fsdp_min_num_params",
-                                                 "fsdp_transformer_layer_cls_to_wrap",
-                                                 "full_determinism",
-                                                 "gradient_checkpointing",
-                                                 "gradient_checkpointing_kwargs",
-                                                 "greater_is_better_per_metric",
-                                                 "half_precision_backend",
-                                                 "hub_always_push",
-                                                 "hub_model_id",
-                                                 "hub_private_repo",
-                                                 "hub_revision",
-                                                 "hub_strategy",
-                                                 "hub_token",
-                                                 "ignore_data_skip",
-                                                 "include_for_metrics",
-                                                 "include_inputs_for_metrics",
-                                                 "include_num_input_tokens_seen",
-                                                 "include_tokens_per_second",
-                                                 "jit_mode_eval",
-                                                 "label_names",
-                                                 "label_smoothing_factor",
-                                                 "length_column_name",
-                                                 "liger_kernel_config",
-                                                 "local_rank",
-                                                 "log_level",
-                                                 "log_level_replica",
-                                                 "log_on_each_node",
-                                                 "logging_dir",
-                                                 "logging_nan_inf_filter",
-                                                 "lr_scheduler_kwargs",
-                                                 "mp_parameters",
-                                                 "neftune_noise_alpha",
-                                                 "no_cuda",
-                                                 "optim",
-                                                 "optim_args",
-                                                 "optim_target_modules",
-                                                 "parallelism_config",
-                                                 "past_index",
-                                                 "per_gpu_eval_batch_size",
-                                                 "per_gpu_train_batch_size",
-                                                 "prediction_loss_only",
-                                                 "project",
-                                                 "push_to_hub",
-                                                 "push_to_hub_model_id",
-                                                 "push_to_hub_organization",
-                                                 "push_to_hub_token",
-                                                 "ray_scope",
-                                                 "remove_unused_columns",
-                                                 "restore_callback_states_from_checkpoint",
-                                                 "run_name",
-                                                 "save_on_each_node",
-                                                 "save_only_model",
-                                                 "save_safetensors",
-                                                 "skip_memory_metrics",
-                                                 "split_batches",
-                                                 "tf32",
-                                                 "torch_compile",
-                                                 "torch_compile_backend",
-                                                 "torch_compile_mode",
-                                                 "torch_empty_cache_steps",
-                                                 "torchdynamo",
-                                                 "tpu_metrics_debug",
-                                                 "tpu_num_cores",
-                                                 "trackio_bucket_id",
-                                                 "trackio_space_id",
-                                                 "trackio_static_space_id",
-                                                 "use_cache",
-                                                 "use_cpu",
-                                                 "use_ipex",
-                                                 "use_legacy_prediction_loop",
-                                                 "use_liger_kernel",
-                                                 "use_mps_device"};
-  return names;
-}
-
 std::string closest_training_argument(std::string_view name) {
   std::string best;
   size_t best_distance = SIZE_MAX;
@@ -535,10 +420,7 @@ void set_training_argument(TrainingArguments& args, std::string_view name, std::
   if (auto target = training_argument_alias_target(name)) canonical = *target;
   const Field* field = find_field(canonical);
   if (!field) {
-    if (is_unsupported_hf(name))
-      BERTH_FAIL("training argument '", name,
-                 "' is one of HF's that berth does not implement. Fix: leave it out (in a JSON --args file "
-                 "berth ignores it with a warning)");
+    if (is_unsupported_hf_training_argument(name)) refuse_unsupported_hf_training_argument(name);
     unknown_name(name, "");
   }
   if (canonical == "report_to") {
@@ -618,7 +500,7 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
     if (!field) {
       // Keys with a leading underscore are HF's private fields (_n_gpu), never the user's settings.
       if (key.rfind('_', 0) == 0) continue;
-      if (is_unsupported_hf(key)) {
+      if (is_unsupported_hf_training_argument(key)) {
         ignored.push_back(key);
         continue;
       }
@@ -638,11 +520,8 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
                           " ignored (berth has no such integration); reporting to " +
                           join(args.report_to, ", "));
   }
-  if (!ignored.empty() && warnings) {
-    std::sort(ignored.begin(), ignored.end());
-    warnings->push_back(source + ": ignored " + std::to_string(ignored.size()) +
-                        " HF training argument(s) berth does not implement: " + join(ignored, ", "));
-  }
+  if (!ignored.empty() && warnings)
+    warnings->push_back(ignored_hf_training_arguments_warning(source, ignored));
 }
 
 std::string TrainingArguments::to_json_text() const {
