@@ -156,7 +156,7 @@ std::optional<int> relaunch_as_workers(const TrainCommandOptions& options) {
       "train: --nproc-per-node/--device with several devices starts workers, but this process already "
       "is one (RANK/WORLD_SIZE are set by a launcher). Fix: drop --nproc-per-node and give each worker "
       "one device");
-  std::vector<std::string> command = launch::worker_command_without_flag(program_args());
+  std::vector<std::string> command = worker_argv_without_flag(program_args());
   launch::LaunchOptions launch_options;
   if (device_list) {
     launch_options.devices = split_list(device_flag->second);

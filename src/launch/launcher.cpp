@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -393,12 +392,6 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
   }
 }
 
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : " ") + p;
-  return out;
-}
-
 }  // namespace
 
 std::string signal_name(int signal) {
@@ -504,7 +497,7 @@ int launch(const LaunchOptions& options, const std::vector<std::string>& command
   }
   out << "berth launch: node " << options.node_rank << " of " << options.nnodes << ", "
       << options.nproc_per_node << " worker" << (options.nproc_per_node == 1 ? "" : "s") << ", master "
-      << options.master_addr << ":" << port << ": " << join(command) << "\n";
+      << options.master_addr << ":" << port << ": " << berth::text::join(command, " ") << "\n";
 
   SignalWatch signals;
   const int attempts = options.max_restarts + 1;
@@ -543,40 +536,6 @@ int parse_nproc(const std::string& text, const std::string& flag) {
   BERTH_CHECK(*n >= 1, flag, " ", *n, " starts no worker: it must be at least 1. Fix: pass ", flag,
               " 1 or more (or auto).");
   return *n;
-}
-
-std::vector<std::string> worker_command_without_flag(const std::vector<std::string>& argv,
-                                                     std::string* nproc_text, const std::string& flag) {
-  BERTH_CHECK(!argv.empty(), "worker_command_without_flag needs the program's argv (argv[0] at least).");
-  std::string underscored = flag;
-  std::replace(underscored.begin() + 2, underscored.end(), '-', '_');
-  std::vector<std::string> out;
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  out.push_back(n > 0 ? std::string(self, static_cast<size_t>(n)) : argv.front());
-  if (nproc_text) nproc_text->clear();
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--") {  // everything after it belongs to the program, not to us
-      out.insert(out.end(), argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
-      break;
-    }
-    if (a == flag || a == underscored) {
-      BERTH_CHECK(i + 1 < argv.size(), flag, " needs a value. Fix: pass ", flag, " N (or auto).");
-      if (nproc_text) *nproc_text = argv[i + 1];
-      ++i;
-      continue;
-    }
-    const std::string* joined = nullptr;  // "--nproc-per-node=2" spelling
-    for (const std::string* name : {&flag, static_cast<const std::string*>(&underscored)})
-      if (a.rfind(*name + "=", 0) == 0) joined = name;
-    if (joined == nullptr) {
-      out.push_back(a);
-    } else if (nproc_text) {
-      *nproc_text = a.substr(joined->size() + 1);
-    }
-  }
-  return out;
 }
 
 }  // namespace berth::launch
