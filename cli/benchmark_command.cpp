@@ -15,7 +15,7 @@
 #include "berth/core/error.h"
 #include "berth/core/runtime.h"
 #include "berth/dist/ddp_gradient_sync.h"
-#include "berth/dist/process_context.h"
+#include "berth/train/run_plan.h"
 #include "berth/model/bert_model.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
@@ -117,8 +117,9 @@ int run_benchmark(const BenchmarkOptions& o) {
   train::TrainingArguments dist_args;
   dist_args.device = "cpu";
   dist_args.ddp_bucket_cap_mb = o.bucket_cap_mb;
-  const dist::ProcessContext context = dist::init_process_context(dist_args);
-  train::GradientSync* sync = context.gradient_sync.get();
+  const train::RunPlan plan = train::resolve_run_plan(dist_args);
+  const dist::ProcessContext& context = plan.process;
+  dist::GradientSync* sync = plan.gradient_sync.get();
   BertConfig config = bert_preset(o.preset, o.vocab_size);
   BERTH_CHECK(o.seq_len <= config.max_position_embeddings, "benchmark: --seq-len ", o.seq_len,
               " is longer than the model's ", config.max_position_embeddings,
@@ -135,7 +136,7 @@ int run_benchmark(const BenchmarkOptions& o) {
   std::unique_ptr<optim::AdamW> optimizer = make_optimizer(*model);
   std::vector<at::Tensor> params;
   for (const auto& p : model->parameters()) params.push_back(p);
-  if (sync) sync->prepare(*model);
+  sync->reducer().prepare(*model);
   torch::manual_seed(o.seed + static_cast<uint64_t>(context.env.rank));  // each rank its own tokens
   at::Tensor ids = torch::randint(config.vocab_size, {o.batch_size, o.seq_len}, torch::kLong);
   at::Tensor mask = torch::ones({o.batch_size, o.seq_len}, torch::kLong);
@@ -151,10 +152,10 @@ int run_benchmark(const BenchmarkOptions& o) {
     const auto t0 = Clock::now();
     at::Tensor loss = model->forward(ids, mask, {}, labels).loss;
     const auto t1 = Clock::now();
-    if (sync) sync->begin_backward(true);
+    sync->reducer().begin_backward(true);
     loss.backward();
     const auto t_backward = Clock::now();
-    if (sync) sync->finish_gradients(params);  // what is left of the all-reduce after backward: exposed
+    sync->reducer().finish_gradients(params);  // what is left of the all-reduce after backward: exposed
     const auto t2 = Clock::now();
     optimizer->step();
     // Gradients to none, not zeros: backward then writes them instead of adding into a zeroed buffer.

@@ -35,7 +35,7 @@ CommandAction add_data_command(CLI::App& app) {
   spam->add_option("--split-seed", options->data.split_seed, "Seed of the stratified split")
       ->capture_default_str();
   return [options] {
-    const LoadedDatasets loaded = load_datasets(options->data, std::nullopt);
+    const data::LoadedDatasets loaded = data::load_datasets(options->data, std::nullopt);
     std::filesystem::create_directories(options->output);
     const auto type = data::ProblemType::SingleLabel;
     data::write_jsonl(options->output + "/train.jsonl", loaded.train->examples(), loaded.label_map, type);
