@@ -97,9 +97,9 @@ RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext con
                             : args.fp16     ? Precision::fp16
                             : args.bf16     ? Precision::bf16
                                             : Precision::fp32;
-    plan.precision = resolve_precision(asked == Precision::fp16, asked == Precision::bf16, plan.device(),
-                                       plan.deepspeed_ ? plan.deepspeed_->precision.loss_scale
-                                                       : LossScaleOptions{});
+    plan.precision =
+        resolve_precision(asked == Precision::fp16, asked == Precision::bf16, plan.device(),
+                          plan.deepspeed_ ? plan.deepspeed_->precision.loss_scale : LossScaleOptions{});
   }
   return plan;
 }

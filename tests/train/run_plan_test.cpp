@@ -36,7 +36,9 @@ TrainingArguments plan_args(const std::string& output_dir) {
   return args;
 }
 
-RunPlan local_plan(const TrainingArguments& args) { return resolve_run_plan(args, local_process_context(args)); }
+RunPlan local_plan(const TrainingArguments& args) {
+  return resolve_run_plan(args, local_process_context(args));
+}
 
 std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, std::shared_ptr<const RunPlan> plan,
                                       std::ostream* console) {
@@ -50,7 +52,7 @@ std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, std::shared
 }
 
 const char* kZeroOneWithScheduler = R"({
-  "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "gradient_clipping": 0.25,
+  "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "gradient_clipping": "auto",
   "zero_optimization": {"stage": 1},
   "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto",
                 "warmup_num_steps": "auto", "total_num_steps": "auto"}}})";
@@ -77,8 +79,10 @@ TEST(RunPlan, ClippingIsTheConfigsWhenThereIsOneElseTheArguments) {
   TrainingArguments args = plan_args(dir.file("out"));
   args.max_grad_norm = 0.5;
   EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.5);
-  args.deepspeed = kZeroOneWithScheduler;
-  EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.25);
+  args.deepspeed = kZeroOneWithScheduler;  // "gradient_clipping": "auto" is max_grad_norm
+  EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.5);
+  args.deepspeed = R"({"gradient_clipping": 0.5})";
+  EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.5);
   args.deepspeed = R"({"train_micro_batch_size_per_gpu": "auto"})";  // no gradient_clipping: DeepSpeed's 0
   EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.0);
 }
@@ -131,7 +135,8 @@ TEST(RunPlan, TheMemoryReportMeasuresGradientsAtThePeak) {
   }
   ASSERT_TRUE(memory) << "no memory entry in log.jsonl";
   EXPECT_EQ((*memory)["memory_held_gradients"].get<double>(), static_cast<double>(trainable_bytes));
-  EXPECT_EQ((*memory)["memory_held_optimizer_states"].get<double>(), 2.0 * static_cast<double>(trainable_bytes));
+  EXPECT_EQ((*memory)["memory_held_optimizer_states"].get<double>(),
+            2.0 * static_cast<double>(trainable_bytes));
   EXPECT_FALSE(contains(console.str(), "measured 0.00 MB")) << console.str();
 }
 

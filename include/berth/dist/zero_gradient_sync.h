@@ -12,8 +12,8 @@
 
 #include "berth/dist/communicator.h"
 #include "berth/dist/flat_layout.h"
-#include "berth/dist/zero_options.h"
 #include "berth/dist/gradient_sync.h"
+#include "berth/dist/zero_options.h"
 
 namespace berth::dist {
 
