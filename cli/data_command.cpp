@@ -27,6 +27,7 @@ CommandAction add_data_command(CLI::App& app) {
   cmd->require_subcommand(1);
   auto options = std::make_shared<DataCommandOptions>();
   options->data.data = "spamassassin";
+  options->data.checkout_dir = BERTH_SOURCE_DIR;  // where scripts/setup put the npm data
   spam->add_option("--output", options->output, "Folder for train.jsonl, validation.jsonl and test.jsonl")
       ->required();
   spam->add_option("--data-dir", options->data.data_dir,
@@ -35,7 +36,7 @@ CommandAction add_data_command(CLI::App& app) {
   spam->add_option("--split-seed", options->data.split_seed, "Seed of the stratified split")
       ->capture_default_str();
   return [options] {
-    const LoadedDatasets loaded = load_datasets(options->data, std::nullopt);
+    const data::LoadedDatasets loaded = data::load_datasets(options->data, std::nullopt);
     std::filesystem::create_directories(options->output);
     const auto type = data::ProblemType::SingleLabel;
     data::write_jsonl(options->output + "/train.jsonl", loaded.train->examples(), loaded.label_map, type);

@@ -9,9 +9,9 @@
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "berth/model/predictor.h"
+#include "berth/train/encode_options.h"
 #include "command.h"
 #include "text_input.h"
-#include "trained_input.h"
 
 namespace berth::cli {
 namespace {
@@ -64,7 +64,7 @@ CommandAction add_predict_command(CLI::App& app) {
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
     // Inputs cut as the model learned them (berth train's training_args.json, when the dir has one).
     PredictorOptions predictor_options = options->predictor;
-    if (auto trained = trained_encode_options(options->model)) {
+    if (auto trained = train::trained_encode_options(options->model)) {
       if (predictor_options.max_length == 0) predictor_options.max_length = trained->max_length;
       predictor_options.keep_head = trained->keep_head;
     }

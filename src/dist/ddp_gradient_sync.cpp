@@ -14,6 +14,7 @@
 
 #include "berth/core/compat.h"
 #include "berth/core/error.h"
+#include "berth/dist/local_gradient_sync.h"
 #include "berth/dist/model_signature.h"
 
 namespace berth::dist {
@@ -98,10 +99,18 @@ struct DdpGradientSync::Bucket {
   std::unique_ptr<PendingWork> work;
 };
 
-DdpGradientSync::DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions options)
-    : comm_(std::move(comm)), options_(options) {
-  BERTH_CHECK(comm_ != nullptr, "DdpGradientSync needs a communicator, found none. Fix: pass the one ",
+namespace {
+
+std::shared_ptr<Communicator> require_communicator(std::shared_ptr<Communicator> comm) {
+  BERTH_CHECK(comm != nullptr, "DdpGradientSync needs a communicator, found none. Fix: pass the one ",
               "berth::dist::init_communicator returned");
+  return comm;
+}
+
+}  // namespace
+
+DdpGradientSync::DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions options)
+    : comm_(require_communicator(std::move(comm))), options_(options), optimizer_(*this, *comm_) {
   BERTH_CHECK(options_.bucket_cap_mb > 0, "DDP bucket_cap_mb must be positive, found ",
               options_.bucket_cap_mb, ". Fix: pass a size in MiB such as 25");
 }
@@ -136,11 +145,8 @@ void DdpGradientSync::remove_hooks() {
   }
 }
 
-int64_t DdpGradientSync::rank() const { return comm_->rank(); }
-int64_t DdpGradientSync::world_size() const { return comm_->world_size(); }
-
-double DdpGradientSync::all_reduce_sum(double value) {
-  return comm_->all_reduce_sum(value, "sum of a value over ranks");
+int64_t DdpGradientSync::parameter_bytes(torch::nn::Module& model) const {
+  return whole_parameter_bytes(model);
 }
 
 void DdpGradientSync::prepare(torch::nn::Module& model) {
@@ -384,6 +390,10 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
   for (Slot& slot : slots_)
     slot.param.mutable_grad() =
         buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+  // The step's peak: every gradient exists now, and the step frees them.
+  gradient_bytes_ = 0;
+  for (const Bucket& bucket : buckets_) gradient_bytes_ += tensor_bytes(bucket.flat);
+  for (const RowSparse& table : row_sparse_) gradient_bytes_ += tensor_bytes(table.param.grad());
 
   BERTH_CHECK(repeated.empty(), "DDP: the gradient of '", repeated.front(), "'",
               repeated.size() > 1 ? " (and " : "",

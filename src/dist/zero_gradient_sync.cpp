@@ -164,13 +164,6 @@ void ZeroGradientSync::release_model() {
   next_to_launch_ = 0;
 }
 
-int64_t ZeroGradientSync::rank() const { return comm_->rank(); }
-int64_t ZeroGradientSync::world_size() const { return comm_->world_size(); }
-
-double ZeroGradientSync::all_reduce_sum(double value) {
-  return comm_->all_reduce_sum(value, "sum of a value over ranks");
-}
-
 ZeroStats ZeroGradientSync::stats() const {
   ZeroStats out = stats_;
   if (partitioned_) out.gathered_bytes += partitioned_->stats().gathered_bytes;
@@ -512,8 +505,8 @@ at::Tensor ZeroGradientSync::master(size_t i) const { return master_.at(i); }
 at::Tensor ZeroGradientSync::exp_avg(size_t i) const { return exp_avg_.at(i); }
 at::Tensor ZeroGradientSync::exp_avg_sq(size_t i) const { return exp_avg_sq_.at(i); }
 
-void ZeroGradientSync::create_optimizer(torch::nn::Module&, const train::OptimizerSpec& spec) {
-  BERTH_CHECK(prepared_, "ZeroGradientSync::create_optimizer before prepare(model). Fix: prepare first");
+void ZeroGradientSync::create(torch::nn::Module&, const OptimizerSpec& spec) {
+  BERTH_CHECK(prepared_, "ZeroGradientSync::create before prepare(model). Fix: prepare first");
   const optim::AdamWOptions& adam = spec.adam;
   BERTH_CHECK(adam.lr >= 0, "AdamW: lr must be >= 0, found ", adam.lr, ". Fix: pass a learning rate >= 0");
   BERTH_CHECK(adam.beta1 >= 0 && adam.beta1 < 1, "AdamW: beta1 must be in [0, 1), found ", adam.beta1,
@@ -591,13 +584,13 @@ void ZeroGradientSync::reset_gradients(const std::vector<at::Tensor>& params) {
 
 void ZeroGradientSync::zero_grad(const std::vector<at::Tensor>& params) { reset_gradients(params); }
 
-train::StepResult ZeroGradientSync::step(const std::vector<at::Tensor>& params,
-                                         const train::StepOptions& options) {
-  BERTH_CHECK(optimizer_ready_, "ZeroGradientSync::step before create_optimizer. Fix: call ",
-              "create_optimizer(model, spec) after prepare(model)");
+StepResult ZeroGradientSync::step(const std::vector<at::Tensor>& params, const StepOptions& options) {
+  BERTH_CHECK(optimizer_ready_, "ZeroGradientSync::step before create. Fix: call ",
+              "optimizer().create(model, spec) after prepare(model)");
+  if (options.lr) set_lr(*options.lr);
   finish_gradients(params);
   torch::NoGradGuard no_grad;
-  train::StepResult result;
+  StepResult result;
   if (options.loss_scale != 1) grad_partition_.div_(options.loss_scale);
   // The global norm: every rank's owned pieces together cover each parameter element exactly once.
   double sum_squares = 0;
@@ -714,8 +707,8 @@ void ZeroGradientSync::all_gather_parameters() {
   for (const at::Tensor& p : params_) p.unsafeGetTensorImpl()->bump_version();
 }
 
-void ZeroGradientSync::save_optimizer_state(const std::string& checkpoint_dir) {
-  BERTH_CHECK(optimizer_ready_, "ZeRO: save_optimizer_state before create_optimizer");
+void ZeroGradientSync::save_state(const std::string& checkpoint_dir) {
+  BERTH_CHECK(optimizer_ready_, "ZeRO: save_state before create");
   std::vector<SegmentState> states;
   for (size_t i = 0; i < owned_.size(); ++i) {
     SegmentState st;
@@ -732,9 +725,9 @@ void ZeroGradientSync::save_optimizer_state(const std::string& checkpoint_dir) {
   save_zero_shard(checkpoint_dir, layout_, info, owned_, states);
 }
 
-void ZeroGradientSync::load_optimizer_state(const std::string& checkpoint_dir, const std::string& placement,
-                                            torch::nn::Module&) {
-  BERTH_CHECK(optimizer_ready_, "ZeRO: load_optimizer_state before create_optimizer. Fix: create the ",
+void ZeroGradientSync::load_state(const std::string& checkpoint_dir, const std::string& placement,
+                                  torch::nn::Module&) {
+  BERTH_CHECK(optimizer_ready_, "ZeRO: load_state before create. Fix: create the ",
               "optimizer first, then load its state");
   BERTH_CHECK(placement == "move" || placement == "strict", "ZeRO: placement '", placement,
               "' is not move or strict");
@@ -759,34 +752,36 @@ void ZeroGradientSync::load_optimizer_state(const std::string& checkpoint_dir, c
   write_masters_to_parameters();
 }
 
-void ZeroGradientSync::gather_parameters() {
+void ZeroGradientSync::gather() {
   if (partitioned_) partitioned_->gather_all();
 }
 
-void ZeroGradientSync::release_parameters() {
+void ZeroGradientSync::release() {
   if (partitioned_) partitioned_->release_all();
 }
 
-train::MemoryFootprint ZeroGradientSync::memory_footprint(torch::nn::Module& model) const {
-  train::MemoryFootprint out;
-  int64_t trainable_bytes = 0, frozen_bytes = 0;
-  for (const at::Tensor& p : model.parameters()) {
-    const int64_t n = p.numel() * static_cast<int64_t>(p.element_size());
-    (p.requires_grad() ? trainable_bytes : frozen_bytes) += n;
-  }
-  if (partitioned_) {
-    out.parameters = partitioned_->held_parameter_bytes() + frozen_bytes;
-  } else {
-    int64_t full = 0;  // stage 1-2 keep every parameter whole
-    for (const FlatEntry& e : layout_.entries)
-      full += e.numel * static_cast<int64_t>(params_[&e - layout_.entries.data()].element_size());
-    out.parameters = full + frozen_bytes;
-  }
-  // Stage 1 keeps whole gradients between backward and step; stages 2-3 only the owned partition (buckets in
-  // flight are transient: at most two of reduce_bucket_size elements with overlap_comm, one without).
-  out.gradients = options_.stage == 1 ? trainable_bytes : owned_numel_ * 4;
+int64_t ZeroGradientSync::parameter_bytes(torch::nn::Module& model) const {
+  int64_t frozen_bytes = 0;
+  for (const at::Tensor& p : model.parameters())
+    if (!p.requires_grad()) frozen_bytes += bytes_of(p);
+  if (partitioned_) return partitioned_->held_parameter_bytes() + frozen_bytes;
+  int64_t full = 0;  // stages 1-2 keep every parameter whole
+  for (const FlatEntry& e : layout_.entries)
+    full += e.numel * static_cast<int64_t>(params_[&e - layout_.entries.data()].element_size());
+  return full + frozen_bytes;
+}
+
+int64_t ZeroGradientSync::gradient_bytes() const {
+  if (options_.stage > 1) return owned_numel_ * 4;
+  int64_t trainable_bytes = 0;
+  for (const at::Tensor& p : params_) trainable_bytes += bytes_of(p);
+  return trainable_bytes;
+}
+
+int64_t ZeroGradientSync::state_bytes() const {
+  int64_t bytes = 0;
   for (size_t i = 0; i < master_.size(); ++i) {
-    out.optimizer_states += bytes_of(exp_avg_[i]) + bytes_of(exp_avg_sq_[i]);
+    bytes += bytes_of(exp_avg_[i]) + bytes_of(exp_avg_sq_[i]);
     const ParamSegment& s = owned_[i];
     const bool is_view = partitioned_ ? master_[i].data_ptr() == partitioned_->owned_piece(i).data_ptr()
                                       : master_[i].data_ptr() == params_[static_cast<size_t>(s.param)]
@@ -794,9 +789,9 @@ train::MemoryFootprint ZeroGradientSync::memory_footprint(torch::nn::Module& mod
                                                                      .view({-1})
                                                                      .narrow(0, s.begin, s.numel())
                                                                      .data_ptr();
-    if (!is_view) out.optimizer_states += bytes_of(master_[i]);
+    if (!is_view) bytes += bytes_of(master_[i]);
   }
-  return out;
+  return bytes;
 }
 
 }  // namespace berth::dist

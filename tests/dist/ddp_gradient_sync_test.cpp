@@ -14,10 +14,12 @@
 #include <memory>
 #include <thread>
 
+#include "berth/dist/local_gradient_sync.h"
 #include "berth/model/bert_model.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"
+#include "berth/optim/param_groups.h"
 #include "support/rank_threads.h"
 #include "support/test_support.h"
 
@@ -450,6 +452,48 @@ TEST(DdpGradientSync, BertTinyGradientsAreTheMeanAndBucketsOverlapBackward) {
               << " ms; exposed after backward " << stats[r].exposed_comm_seconds / kSteps * 1e3
               << " ms per step\n";
   }
+}
+
+// The memory report reads gradients at the step's peak: right after finish_gradients every gradient is a
+// view of a bucket, so the buckets' bytes are the gradients' bytes (and the optimizer holds nothing yet).
+TEST(DdpGradientSync, MemoryFootprintCountsTheBucketsAtThePeak) {
+  std::vector<Net> nets{make_net(1), make_net(1)};
+  int64_t trainable_bytes = 0;
+  for (const auto& p : nets[0]->parameters()) trainable_bytes += p.numel() * 4;
+  std::vector<MemoryFootprint> held(2);
+  expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
+    DdpGradientSync sync(comm, DdpOptions{0.0001});  // several buckets
+    sync.prepare(*nets[r]);
+    EXPECT_EQ(sync.memory_footprint(*nets[r]).gradients, 0) << "no step yet";
+    sync.begin_backward(true);
+    loss_of(nets[r], data(10 + r, {4, 6}), data(20 + r, {4, 3})).backward();
+    sync.finish_gradients(params_of(*nets[r]));
+    held[r] = sync.memory_footprint(*nets[r]);
+    EXPECT_GT(sync.buckets().size(), 1u);
+  }));
+  for (int r = 0; r < 2; ++r) {
+    // Plus the float the last bucket carries: how many ranks missed a gradient.
+    EXPECT_EQ(held[r].gradients, trainable_bytes + 4) << r;
+    EXPECT_EQ(held[r].parameters, trainable_bytes) << r;
+    EXPECT_EQ(held[r].optimizer_states, 0) << r;
+  }
+}
+
+// One process: the gradients backward left, counted before the step frees them; Adam's two moments after.
+TEST(LocalGradientSync, MemoryFootprintMeasuresGradientsBeforeTheStepFreesThem) {
+  Net net = make_net(1);
+  int64_t bytes = 0;
+  for (const auto& p : net->parameters()) bytes += p.numel() * 4;
+  LocalGradientSync sync;
+  sync.reducer().prepare(*net);
+  sync.optimizer().create(*net, OptimizerSpec{optim::hf_param_groups(*net, 0.0), optim::AdamWOptions{1e-2}});
+  loss_of(net, data(10, {4, 6}), data(20, {4, 3})).backward();
+  sync.optimizer().step(params_of(*net), StepOptions{});
+  for (const auto& p : net->parameters()) EXPECT_FALSE(p.grad().defined()) << "the step frees gradients";
+  const MemoryFootprint held = sync.memory_footprint(*net);
+  EXPECT_EQ(held.gradients, bytes);
+  EXPECT_EQ(held.parameters, bytes);
+  EXPECT_EQ(held.optimizer_states, 2 * bytes);
 }
 
 }  // namespace

@@ -112,8 +112,8 @@ std::vector<at::Tensor> trainable(Workload& w) {
   return out;
 }
 
-train::OptimizerSpec spec_of(Workload& w) {
-  train::OptimizerSpec spec;
+OptimizerSpec spec_of(Workload& w) {
+  OptimizerSpec spec;
   spec.groups = optim::hf_param_groups(*w.module, 0.01);
   spec.adam.lr = 1e-2;
   return spec;
@@ -178,7 +178,7 @@ std::string model_name(Model m) { return m == Model::Net ? "Net" : "Bert"; }
 struct RankResult {
   std::vector<double> norms;
   ZeroStats stats;
-  train::MemoryFootprint footprint;
+  MemoryFootprint footprint;
 };
 
 // 2 ZeRO ranks with 2 micro-steps each, through step(); every rank's parameters end identical.
@@ -189,7 +189,7 @@ std::vector<Workload> zero_ranks(const Case& c, double max_grad_norm, std::vecto
     Workload& w = ws[r];
     ZeroGradientSync sync(comm, c.options);
     sync.prepare(*w.module);
-    sync.create_optimizer(*w.module, spec_of(w));
+    sync.create(*w.module, spec_of(w));
     sync.zero_grad(trainable(w));
     for (int k = 0; k < kSteps; ++k) {
       const Batch b = batch(c.model, k);
@@ -198,17 +198,17 @@ std::vector<Workload> zero_ranks(const Case& c, double max_grad_norm, std::vecto
         sync.begin_backward(m == 1);
         (loss_of(w, b.x.narrow(0, begin, kB / 2), b.y.narrow(0, begin, kB / 2)) / 2).backward();
       }
-      train::StepOptions step;
+      StepOptions step;
       step.max_grad_norm = max_grad_norm;
-      const train::StepResult result = sync.step(trainable(w), step);
+      const StepResult result = sync.step(trainable(w), step);
       EXPECT_FALSE(result.overflow);
       results[r].norms.push_back(result.grad_norm);
       for (const at::Tensor& p : trainable(w)) EXPECT_FALSE(p.grad().defined()) << "gradients end as none";
     }
     results[r].stats = sync.stats();
     results[r].footprint = sync.memory_footprint(*w.module);
-    sync.gather_parameters();  // stage 3: full parameters to compare (no-op before); the sync's end
-                               // unpartitions
+    sync.gather();  // stage 3: full parameters to compare (no-op before); the sync's end
+                    // unpartitions
   }));
   return ws;
 }
@@ -341,7 +341,7 @@ TEST(ZeroGradientSync, StepBeforeCreateOptimizerIsAnError) {
   ZeroGradientSync sync(make_local_communicator(), opts(2));
   sync.prepare(*w.module);
   berth::testing::expect_contains(berth::testing::error_text([&] { sync.step(trainable(w), {}); }),
-                                  {"step before create_optimizer", "create_optimizer(model, spec)"});
+                                  {"step before create", "optimizer().create(model, spec)"});
 }
 
 // World size 1 (a local communicator): offload alone, still the single-process result.
@@ -356,12 +356,12 @@ TEST(ZeroGradientSync, OneProcessWithOffloadMatchesPlainAdamW) {
     o.overlap_comm = stage == 2;
     ZeroGradientSync sync(make_local_communicator(), o);
     sync.prepare(*w.module);
-    sync.create_optimizer(*w.module, spec_of(w));
+    sync.create(*w.module, spec_of(w));
     for (int k = 0; k < kSteps; ++k) {
       const Batch b = batch(Model::Bert, k);
       sync.begin_backward(true);
       loss_of(w, b.x, b.y).backward();
-      train::StepOptions step;
+      StepOptions step;
       step.max_grad_norm = 0.5;
       EXPECT_NEAR(sync.step(trainable(w), step).grad_norm, norms[k], 1e-5 * norms[k]);
     }
@@ -369,7 +369,7 @@ TEST(ZeroGradientSync, OneProcessWithOffloadMatchesPlainAdamW) {
       EXPECT_LT(max_diff(item.value(), expected.at(item.key())), 1e-6)
           << "stage " << stage << " " << item.key();
     // The master copy lives apart from the parameters (offload): its bytes count as optimizer state.
-    const train::MemoryFootprint f = sync.memory_footprint(*w.module);
+    const MemoryFootprint f = sync.memory_footprint(*w.module);
     EXPECT_EQ(f.optimizer_states, 3 * f.parameters) << stage;
   }
 }
@@ -378,14 +378,14 @@ TEST(ZeroGradientSync, LossScaleDividesAndOverflowSkipsTheStep) {
   Workload w = make_model(Model::Net, 1);
   ZeroGradientSync sync(make_local_communicator(), opts(2));
   sync.prepare(*w.module);
-  sync.create_optimizer(*w.module, spec_of(w));
+  sync.create(*w.module, spec_of(w));
   const at::Tensor before = w.net->fc1->weight.detach().clone();
   const Batch b = batch(Model::Net, 0);
   (loss_of(w, b.x, b.y) * std::numeric_limits<float>::infinity()).backward();
-  train::StepOptions step;
+  StepOptions step;
   step.loss_scale = 1024;
   step.skip_on_overflow = true;
-  const train::StepResult result = sync.step(trainable(w), step);
+  const StepResult result = sync.step(trainable(w), step);
   EXPECT_TRUE(result.overflow);
   EXPECT_FALSE(std::isfinite(result.grad_norm));
   EXPECT_EQ(max_diff(w.net->fc1->weight, before), 0.0);
@@ -400,20 +400,20 @@ TEST(ZeroGradientSync, LossScaleDividesAndOverflowSkipsTheStep) {
 }
 
 // Bytes per rank at each stage with 2 ranks (optimizer sharded from stage 1, gradients from 2, parameters 3).
-std::vector<train::MemoryFootprint> footprints(const BertConfig& config, ZeroOptions o) {
+std::vector<MemoryFootprint> footprints(const BertConfig& config, ZeroOptions o) {
   std::vector<BertForSequenceClassification> models;
   for (int r = 0; r < 2; ++r) {
     BertInitOptions init;
     init.seed = 1;
     models.emplace_back(config, init);
   }
-  std::vector<train::MemoryFootprint> out(2);
+  std::vector<MemoryFootprint> out(2);
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
     ZeroGradientSync sync(comm, o);
     sync.prepare(*models[r]);
-    train::OptimizerSpec spec;
+    OptimizerSpec spec;
     spec.groups = optim::hf_param_groups(*models[r], 0.01);
-    sync.create_optimizer(*models[r], spec);
+    sync.create(*models[r], spec);
     out[r] = sync.memory_footprint(*models[r]);
   }));
   return out;
@@ -444,7 +444,7 @@ TEST(ZeroGradientSync, MemoryFootprintShardsOptimizerThenGradients) {
 TEST(ZeroGradientSync, BertMiniBytesPerRankByStage) {
   BertConfig config = bert_preset("bert-mini");
   config.set_num_labels(2);
-  std::vector<std::vector<train::MemoryFootprint>> f;
+  std::vector<std::vector<MemoryFootprint>> f;
   for (int stage : {1, 2, 3}) {
     f.push_back(footprints(config, opts(stage)));
     for (int r = 0; r < 2; ++r)
@@ -474,14 +474,14 @@ TEST(ZeroGradientSync, CheckpointRoundTripAcrossWorldSizes) {
     o.reduce_bucket_size = 40;
     ZeroGradientSync sync(comm, o);
     sync.prepare(*w.module);
-    sync.create_optimizer(*w.module, spec_of(w));
+    sync.create(*w.module, spec_of(w));
     for (int k = 0; k < 2; ++k) {
       const Batch b = batch(Model::Net, k);
       sync.begin_backward(true);
       loss_of(w, b.x.narrow(0, r * kB, kB), b.y.narrow(0, r * kB, kB)).backward();
       sync.step(trainable(w), {});
     }
-    sync.save_optimizer_state(ckpt);
+    sync.save_state(ckpt);
     comm->barrier("after save");
     owned[r] = sync.owned_segments();
     for (size_t i = 0; i < owned[r].size(); ++i) exp_avgs[r].push_back(sync.exp_avg(i).clone());
@@ -497,8 +497,8 @@ TEST(ZeroGradientSync, CheckpointRoundTripAcrossWorldSizes) {
   }
   ZeroGradientSync sync(make_local_communicator(), opts(1));
   sync.prepare(*one.module);
-  sync.create_optimizer(*one.module, spec_of(one));
-  sync.load_optimizer_state(ckpt, "move", *one.module);
+  sync.create(*one.module, spec_of(one));
+  sync.load_state(ckpt, "move", *one.module);
   EXPECT_EQ(sync.optimizer_step_count(), 2);
   // Rebuild the flat exp_avg from the two ranks' pieces and compare with the single rank's.
   at::Tensor flat = at::zeros({layout.numel});

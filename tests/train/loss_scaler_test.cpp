@@ -10,10 +10,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "berth/dist/local_gradient_sync.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"
 #include "berth/optim/param_groups.h"
-#include "berth/train/gradient_sync.h"
 #include "support/test_support.h"
 
 using berth::testing::error_text;
@@ -286,10 +286,10 @@ TEST(LossScaler, LocalGradientSyncSkipsAnInjectedOverflow) {
   torch::nn::Linear model(torch::nn::LinearOptions(6, 3));
   const at::Tensor x = torch::randn({10, 6}), y = torch::randn({10, 3});
   const std::vector<at::Tensor> params = model->parameters();
-  LocalGradientSync sync;
-  sync.prepare(*model);
-  sync.create_optimizer(*model,
-                        OptimizerSpec{optim::hf_param_groups(*model, 0.0), optim::AdamWOptions{1e-2}});
+  dist::LocalGradientSync sync;
+  sync.reducer().prepare(*model);
+  sync.optimizer().create(
+      *model, dist::OptimizerSpec{optim::hf_param_groups(*model, 0.0), optim::AdamWOptions{1e-2}});
   LossScaleOptions options;  // DeepSpeed's defaults: 2^16, hysteresis 2
   LossScaler scaler(options);
   std::vector<at::Tensor> before;
@@ -297,11 +297,11 @@ TEST(LossScaler, LocalGradientSyncSkipsAnInjectedOverflow) {
   auto scaled_step = [&](bool inject) {
     (torch::mse_loss(model(x), y) * scaler.scale()).backward();
     if (inject) params[1].grad()[0] = std::numeric_limits<float>::quiet_NaN();
-    StepOptions step;
+    dist::StepOptions step;
     step.max_grad_norm = 1.0;
     step.loss_scale = scaler.scale();
     step.skip_on_overflow = true;
-    const StepResult result = sync.step(params, step);
+    const dist::StepResult result = sync.optimizer().step(params, step);
     return std::make_pair(result, scaler.update(result.overflow));
   };
   for (int overflow = 0; overflow < 2; ++overflow) {  // hysteresis 2: the scale halves at the second
@@ -318,7 +318,7 @@ TEST(LossScaler, LocalGradientSyncSkipsAnInjectedOverflow) {
   // The reference norm of the unscaled loss's gradients.
   torch::mse_loss(model(x), y).backward();
   const double reference = optim::clip_grad_norm(params, 0.0);
-  sync.zero_grad(params);
+  dist::drop_gradients(params);
   const auto [result, update] = scaled_step(false);
   EXPECT_FALSE(result.overflow);
   EXPECT_FALSE(update.skipped);

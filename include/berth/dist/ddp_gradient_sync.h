@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "berth/dist/communicator.h"
-#include "berth/train/gradient_sync.h"
+#include "berth/dist/gradient_sync.h"
+#include "berth/dist/replica_optimizer.h"
 
 namespace torch::autograd {
 struct Node;
@@ -67,21 +68,32 @@ struct DdpBucketInfo {
 //   finish_gradients   launches what is left, waits, and writes the world's mean into every param.grad().
 // Every rank runs every bucket's all-reduce in the same order every step, whatever its own unused
 // parameters, so one rank's missing gradient is an error on every rank rather than a hang.
-class DdpGradientSync final : public train::GradientSync {
+// Its optimizer is a full replica on every rank and its parameters stay whole.
+class DdpGradientSync final : public GradientSync, public GradientReducer, public ParameterResidency {
  public:
   DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions options = {});
   ~DdpGradientSync() override;
   DdpGradientSync(const DdpGradientSync&) = delete;
   DdpGradientSync& operator=(const DdpGradientSync&) = delete;
 
-  int64_t rank() const override;
-  int64_t world_size() const override;
+  Communicator& communicator() override { return *comm_; }
+  GradientReducer& reducer() override { return *this; }
+  ShardedOptimizer& optimizer() override { return optimizer_; }
+  ParameterResidency& residency() override { return *this; }
+  std::string strategy() const override { return "ddp"; }
+
   void prepare(torch::nn::Module& model) override;
   void begin_backward(bool last_micro_step) override;
   void finish_gradients(const std::vector<at::Tensor>& params) override;
-  double all_reduce_sum(double value) override;
-  Communicator& communicator() override { return *comm_; }
-  std::string strategy() const override { return "ddp"; }
+  // The buckets' buffers (every gradient is a view of one after finish_gradients) plus the embedding tables'
+  // gradients, which travel by rows.
+  int64_t gradient_bytes() const override { return gradient_bytes_; }
+  void gather() override {}
+  void release() override {}
+  int64_t parameter_bytes(torch::nn::Module& model) const override;
+
+  // The replica's AdamW (nullptr before optimizer().create()).
+  optim::AdamW* replica_optimizer() const { return optimizer_.adamw(); }
 
   const DdpOptions& options() const { return options_; }
   DdpStats stats() const { return stats_; }
@@ -107,6 +119,8 @@ class DdpGradientSync final : public train::GradientSync {
 
   std::shared_ptr<Communicator> comm_;
   DdpOptions options_;
+  ReplicaOptimizer optimizer_;
+  int64_t gradient_bytes_ = 0;
   bool prepared_ = false;
   bool armed_ = false;
   size_t next_to_launch_ = 0;

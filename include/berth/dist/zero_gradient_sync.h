@@ -12,8 +12,8 @@
 
 #include "berth/dist/communicator.h"
 #include "berth/dist/flat_layout.h"
+#include "berth/dist/gradient_sync.h"
 #include "berth/dist/zero_options.h"
-#include "berth/train/gradient_sync.h"
 
 namespace berth::dist {
 
@@ -56,34 +56,50 @@ void validate_zero_options(const ZeroOptions& options);
 //                     PartitionedParameters::after_step(). Gradients end as none.
 // A parameter without a gradient in a backward counts as zero (DeepSpeed's behaviour), so ranks that skip a
 // branch never hang the others.
-class ZeroGradientSync final : public train::GradientSync {
+// One object plays the three parts: the reducer, the sharded optimizer and (stage 3) the partitioned
+// parameters share the layout and the owned pieces.
+class ZeroGradientSync final : public GradientSync,
+                               public GradientReducer,
+                               public ShardedOptimizer,
+                               public ParameterResidency {
  public:
   ZeroGradientSync(std::shared_ptr<Communicator> comm, ZeroOptions options);
   ~ZeroGradientSync() override;
   ZeroGradientSync(const ZeroGradientSync&) = delete;
   ZeroGradientSync& operator=(const ZeroGradientSync&) = delete;
 
-  int64_t rank() const override;
-  int64_t world_size() const override;
+  Communicator& communicator() override { return *comm_; }
+  GradientReducer& reducer() override { return *this; }
+  ShardedOptimizer& optimizer() override { return *this; }
+  ParameterResidency& residency() override { return *this; }
+  std::string strategy() const override { return "zero-" + std::to_string(options_.stage); }
+
+  // GradientReducer.
   void prepare(torch::nn::Module& model) override;
   void begin_backward(bool last_micro_step) override;
   // Completes the gradient reduction (stage 1: all of it, unless overlap_comm did it in backward; stages
   // 2-3: waits for what is in flight). Afterwards owned_gradient(i) holds the world's mean of piece i.
   void finish_gradients(const std::vector<at::Tensor>& params) override;
-  double all_reduce_sum(double value) override;
-  Communicator& communicator() override { return *comm_; }
-  std::string strategy() const override { return "zero-" + std::to_string(options_.stage); }
+  // What the stage keeps between backward and step: stage 1 whole gradients, stages 2-3 the owned partition
+  // (buckets in flight are transient: at most two of reduce_bucket_size elements with overlap_comm).
+  int64_t gradient_bytes() const override;
 
-  void create_optimizer(torch::nn::Module& model, const train::OptimizerSpec& spec) override;
-  train::StepResult step(const std::vector<at::Tensor>& params, const train::StepOptions& options) override;
-  void set_lr(double lr) override;
-  void zero_grad(const std::vector<at::Tensor>& params) override;
-  void save_optimizer_state(const std::string& checkpoint_dir) override;
-  void load_optimizer_state(const std::string& checkpoint_dir, const std::string& placement,
-                            torch::nn::Module& model) override;
-  void gather_parameters() override;
-  void release_parameters() override;
-  train::MemoryFootprint memory_footprint(torch::nn::Module& model) const override;
+  // ShardedOptimizer.
+  void create(torch::nn::Module& model, const OptimizerSpec& spec) override;
+  StepResult step(const std::vector<at::Tensor>& params, const StepOptions& options) override;
+  void save_state(const std::string& checkpoint_dir) override;
+  void load_state(const std::string& checkpoint_dir, const std::string& placement,
+                  torch::nn::Module& model) override;
+  int64_t state_bytes() const override;
+
+  // ParameterResidency (stage 3 holds pieces; stages 1-2 whole parameters).
+  void gather() override;
+  void release() override;
+  int64_t parameter_bytes(torch::nn::Module& model) const override;
+
+  void set_lr(double lr);
+  // Drops the gradients of `params` and the reduced partition (a skipped step).
+  void zero_grad(const std::vector<at::Tensor>& params);
 
   const ZeroOptions& options() const { return options_; }
   ZeroStats stats() const;
@@ -98,8 +114,6 @@ class ZeroGradientSync final : public train::GradientSync {
   at::Tensor exp_avg_sq(size_t i) const;
   int64_t optimizer_step_count() const { return step_count_; }
   double lr() const { return lr_; }
-  // Stage 3's partitioned parameters (nullptr at stages 1-2 or before prepare).
-  PartitionedParameters* partitioned_parameters() const { return partitioned_.get(); }
 
  private:
   struct Piece;

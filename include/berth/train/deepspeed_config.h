@@ -83,8 +83,4 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
 // checks explicit ones against them (one berth::Error listing mismatches). No-op without a scheduler.
 void finalize_deepspeed_config(DeepSpeedConfig& config, const TrainingArguments& args, int64_t total_steps);
 
-// HF's fsdp options map onto the same ZeRO options (dist/zero_options.h); named here too for the callers
-// that reach it as train::zero_options_from_fsdp.
-using dist::zero_options_from_fsdp;
-
 }  // namespace berth::train

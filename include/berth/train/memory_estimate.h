@@ -6,11 +6,13 @@
 #include <optional>
 #include <string>
 
+#include "berth/dist/gradient_sync.h"
 #include "berth/model/bert_config.h"
-#include "berth/train/gradient_sync.h"
 #include "berth/train/precision_options.h"
 
 namespace berth::train {
+
+using dist::MemoryFootprint;
 
 // Bytes one rank holds for training state between steps, by kind. Partitioned state is padded as berth
 // partitions it: the flat array rounded up to a multiple of the world size (FlatLayout::padded_numel).

@@ -2,13 +2,14 @@
 #pragma once
 
 #include "berth/data/tokenized_dataset.h"
-#include "berth/dist/zero_options.h"
+#include "berth/dist/gradient_sync.h"
 #include "berth/model/bert_model.h"
+#include "berth/placement/batch_check.h"
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 #include "berth/train/callbacks.h"
-#include "berth/train/gradient_sync.h"
 #include "berth/train/hyperparameter_search.h"
 #include "berth/train/precision_options.h"
+#include "berth/train/run_plan.h"
 #include "berth/train/trainer_state.h"
 #include "berth/train/training_arguments.h"
 
@@ -33,7 +34,6 @@ namespace berth::train {
 class ProgressReporter;
 class JsonlLog;
 class LossScaler;
-struct DeepSpeedConfig;
 
 // One trial of a hyperparameter search: its number and the arguments it sets (name -> value text).
 struct Trial {
@@ -86,8 +86,9 @@ struct TrainerOptions {
   std::optional<tokenizer::WordPieceTokenizer> tokenizer;
   ComputeMetrics compute_metrics;
   std::vector<std::shared_ptr<TrainerCallback>> callbacks;
-  // How gradients meet across processes; null = this process alone (see gradient_sync.h).
-  std::shared_ptr<GradientSync> gradient_sync;
+  // The run's device, process group, parallel strategy, precision and schedule, resolved once
+  // (resolve_run_plan). null: this process alone on args.device, with what args.deepspeed / args.fsdp ask.
+  std::shared_ptr<const RunPlan> plan;
   // Where console lines go (progress bar, logs); null = std::cout.
   std::ostream* console = nullptr;
 };
@@ -139,13 +140,22 @@ class Trainer {
   void set_checkpoint_hook_for_testing(std::function<void(const std::string& tmp_dir)> hook);
 
  private:
+  struct Run;  // what one train() call's steps share
   BertForSequenceClassification build_model(const Trial* trial);
   void place_model();
+  void check_train_inputs(const std::optional<std::string>& resume);
+  void prepare_output_dir(bool resuming);
+  Run plan_run(const std::optional<std::string>& resume, const Trial* trial);
+  void reset_state(Run& run);
+  void open_logs(const Run& run);
+  void run_epoch(Run& run, int64_t epoch);
+  void micro_step(Run& run, const Batch& cpu_batch, bool step_ends);
+  void optimizer_step(Run& run, int64_t epoch, int64_t batch_index);
+  TrainOutput finish_run(Run& run);
   void create_optimizer_and_scheduler(int64_t max_steps);
-  void training_step_end(double grad_norm);
   void log_memory(int64_t num_params);
-  void maybe_log_save_evaluate(double& loss_since_log, int64_t& last_logged_step, double grad_norm,
-                               const Trial* trial);
+  void maybe_log_save_evaluate(Run& run);
+  bool update_best_metric(const std::map<std::string, double>& metrics);
   std::string save_checkpoint(const Trial* trial);
   void resume_from(const std::string& checkpoint_dir);
   void load_model_weights(const std::string& dir);
@@ -163,13 +173,12 @@ class Trainer {
   std::optional<tokenizer::WordPieceTokenizer> tokenizer_;
   ComputeMetrics compute_metrics_;
   CallbackHandler callbacks_;
-  std::shared_ptr<GradientSync> gradient_sync_;
+  std::shared_ptr<const RunPlan> plan_;
+  std::shared_ptr<dist::GradientSync> gradient_sync_;  // plan_'s
   std::ostream* console_ = nullptr;
   c10::Device device_{c10::kCPU};
   BertForSequenceClassification model_{nullptr};
   std::unique_ptr<optim::LrScheduler> scheduler_;
-  std::shared_ptr<DeepSpeedConfig> deepspeed_;  // args.deepspeed resolved; null without one
-  dist::ZeroOptions zero_;                      // what args.deepspeed / args.fsdp ask for (stage 0: none)
   PrecisionOptions precision_;
   std::unique_ptr<LossScaler> loss_scaler_;  // fp16 only
   std::unique_ptr<ProgressReporter> progress_;

@@ -1,0 +1,108 @@
+// Trainer::evaluate and Trainer::predict: each rank predicts its share of the rows, the shares are gathered,
+// and every rank computes the same metrics over the whole dataset.
+#include "berth/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include "berth/core/error.h"
+#include "berth/data/data_loader.h"
+#include "berth/data/distributed_sampler.h"
+#include "berth/dist/gather_rows.h"
+#include "berth/placement/place.h"
+#include "berth/train/callbacks.h"
+#include "berth/train/metrics.h"
+#include "berth/train/mixed_precision.h"
+#include "train/trainer_internal.h"
+
+namespace berth::train {
+
+std::map<std::string, double> Trainer::evaluate(const data::TokenizedDataset* dataset,
+                                                const std::string& prefix) {
+  const data::TokenizedDataset* data = dataset ? dataset : eval_dataset_.get();
+  BERTH_CHECK(data,
+              "Trainer::evaluate: no dataset to evaluate on. Fix: pass TrainerOptions::eval_dataset (--eval "
+              "FILE) or a dataset to evaluate()");
+  PredictionOutput output = predict(*data, prefix);
+  if (!output.confusion.empty()) last_confusion_ = output.confusion;
+  output.metrics[prefix + "_epoch"] = state_.epoch;
+  std::map<std::string, double> metrics = output.metrics;
+  metrics.erase(prefix + "_epoch");
+  log(LogEntry(metrics.begin(), metrics.end()));
+  callbacks_.on_evaluate(args_, state_, control_, metrics);
+  return metrics;
+}
+
+PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const std::string& prefix) {
+  check_device_holds_data("Trainer::predict");
+  const auto start = detail::Clock::now();
+  // Each rank predicts its share of the rows (the sampler's, unshuffled, padded to equal counts); the
+  // shares are gathered so that every rank computes the same metrics over the whole dataset.
+  data::DataLoaderOptions options;
+  options.batch_size = static_cast<size_t>(args_.per_device_eval_batch_size);
+  options.shuffle = false;
+  options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
+  options.rank = static_cast<size_t>(comm().rank());
+  options.world_size = static_cast<size_t>(comm().world_size());
+  if (tokenizer_) options.pad_token_id = tokenizer_->token_id(tokenizer_->special_tokens().pad);
+  data::DistributedSamplerOptions share;
+  share.rank = options.rank;
+  share.world_size = options.world_size;
+  share.shuffle = false;
+  const std::vector<size_t> my_rows = data::DistributedSampler(dataset.size(), share).indices();
+  data::DataLoader loader(dataset, options);
+  model_->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> logits;
+  int64_t rows = 0;
+  int64_t batches = 0;
+  const bool labeled = dataset.labels().defined();
+  for (const Batch& cpu_batch : loader) {
+    const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
+    const AutocastGuard autocast(precision_.precision, device_.type());  // evaluation computes as training
+    const auto out = model_->forward(
+        batch.at("input_ids"), batch.at("attention_mask"),
+        batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(), at::Tensor());
+    const int64_t n = batch.at("input_ids").size(0);
+    rows += n;
+    ++batches;
+    logits.push_back(out.logits.detach().to(at::kCPU).to(at::kFloat));  // metrics follow on the CPU
+  }
+  PredictionOutput output;
+  const int64_t num_labels = model_->config.num_labels();
+  output.logits =
+      dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
+                        static_cast<int64_t>(dataset.size()), num_labels);
+  const std::string problem = model_->config.problem_type.value_or(
+      model_->config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
+  if (problem == kSingleLabelClassification) {
+    output.probabilities = output.logits.softmax(-1);
+    output.predictions = output.logits.argmax(-1);
+  } else if (problem == kMultiLabelClassification) {
+    output.probabilities = output.logits.sigmoid();
+  }
+  if (labeled) {
+    output.label_ids = dataset.labels();
+    // The loss over the whole dataset from the gathered logits: the same number on every rank.
+    output.metrics[prefix + "_loss"] =
+        dataset.size() > 0 ? model_->loss(output.logits, output.label_ids).item<double>() : 0.0;
+    if (problem == kSingleLabelClassification) {
+      for (const auto& [name, value] :
+           classification_metrics(output.logits, output.label_ids, &output.confusion))
+        output.metrics[prefix + "_" + name] = value;
+    } else if (problem == kRegression) {
+      for (const auto& [name, value] : regression_metrics(output.logits, output.label_ids))
+        output.metrics[prefix + "_" + name] = value;
+    }
+    if (compute_metrics_) {
+      for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids}))
+        output.metrics[prefix + "_" + name] = value;
+    }
+  }
+  const double runtime = detail::seconds_since(start);
+  output.metrics[prefix + "_runtime"] = runtime;
+  output.metrics[prefix + "_samples_per_second"] = runtime > 0 ? static_cast<double>(rows) / runtime : 0.0;
+  output.metrics[prefix + "_steps_per_second"] = runtime > 0 ? static_cast<double>(batches) / runtime : 0.0;
+  return output;
+}
+
+}  // namespace berth::train

@@ -1,0 +1,157 @@
+// The Trainer's files: checkpoints (written whole or not at all, resumed from any strategy), the final model,
+// HF's metric files and the HTML report.
+#include "berth/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "berth/core/atomic_file.h"
+#include "berth/core/error.h"
+#include "berth/device/device.h"
+#include "berth/io/safetensors.h"
+#include "berth/model/pretrained.h"
+#include "berth/optim/lr_scheduler.h"
+#include "berth/tokenizer/tokenizer_files.h"
+#include "berth/train/checkpoint_dir.h"
+#include "berth/train/loss_scaler.h"
+#include "berth/train/progress_reporter.h"
+#include "berth/train/rng_state.h"
+#include "berth/train/training_report.h"
+#include "train/trainer_internal.h"
+
+namespace berth::train {
+
+namespace fs = std::filesystem;
+
+std::string Trainer::save_checkpoint(const Trial*) {
+  const std::string step_name = checkpoint_dir_name(state_.global_step);
+  // Every rank writes the optimizer state it owns into a staging directory rank 0 then moves into the
+  // checkpoint, so the checkpoint still appears whole or not at all.
+  std::string staging;
+  on_main_process("creating the staging directory of " + step_name,
+                  [&] { staging = create_staging_dir(run_dir_, state_.global_step); });
+  staging = comm().broadcast_string(staging, 0, "the staging directory of " + step_name);
+  gradient_sync_->optimizer().save_state(staging);
+  gradient_sync_->residency().gather();  // ZeRO-3: the full model, for rank 0 to save
+  std::string path;
+  try {
+    comm().barrier("every rank's optimizer state written for " + step_name);
+    on_main_process("saving " + step_name, [&] {
+      path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
+        move_directory_contents(staging, dir);
+        save_pretrained(model_, dir);
+        if (tokenizer_) save_tokenizer(*tokenizer_, dir);
+        write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
+        if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
+        save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
+        args_.save(dir + "/training_args.json");
+        state_.save(dir + "/trainer_state.json");
+        if (checkpoint_hook_) checkpoint_hook_(dir);
+      });
+      rotate_checkpoints(run_dir_, args_.save_total_limit.value_or(0), state_.best_model_checkpoint);
+    });
+  } catch (...) {
+    gradient_sync_->residency().release();
+    throw;
+  }
+  gradient_sync_->residency().release();
+  return path;
+}
+
+void Trainer::load_model_weights(const std::string& dir) {
+  const std::string path = dir + "/model.safetensors";
+  std::map<std::string, at::Tensor> tensors = io::load_safetensors(path);
+  torch::NoGradGuard no_grad;
+  for (auto& item : model_->named_parameters()) {
+    auto it = tensors.find(item.key());
+    BERTH_CHECK(
+        it != tensors.end(), path, " lacks the model's tensor ", item.key(),
+        ": it was saved from a different model. Fix: resume with the model_init (or --model/--model-preset) "
+        "that wrote this checkpoint");
+    BERTH_CHECK(it->second.sizes() == item.value().sizes(), path, ": tensor ", item.key(), " has shape ",
+                it->second.sizes(), " but the model's is ", item.value().sizes(),
+                ". Fix: resume with the model configuration that wrote this checkpoint");
+    item.value().copy_(it->second);
+  }
+}
+
+void Trainer::resume_from(const std::string& checkpoint) {
+  gradient_sync_->residency().gather();  // ZeRO-3: whole parameters to load into, partitioned again after
+  load_model_weights(checkpoint);
+  gradient_sync_->residency().release();
+  gradient_sync_->optimizer().load_state(checkpoint, args_.placement, *model_);
+  scheduler_->load_state_json(detail::read_checkpoint_file(checkpoint + "/scheduler.json"));
+  const std::string scaler_file = checkpoint + "/loss_scaler.json";
+  if (loss_scaler_ && fs::exists(scaler_file) &&
+      !loss_scaler_->load_state_json(detail::read_checkpoint_file(scaler_file), scaler_file) &&
+      is_main_process())
+    console() << "note: " << scaler_file
+              << " is a static scaler's state and this run scales dynamically (or the reverse): the loss "
+                 "scale starts afresh\n";
+  const TrainerState saved = TrainerState::load(checkpoint + "/trainer_state.json");
+  state_.global_step = saved.global_step;
+  state_.epoch = saved.epoch;
+  state_.log_history = saved.log_history;
+  state_.best_metric = saved.best_metric;
+  state_.best_model_checkpoint = saved.best_model_checkpoint;
+  state_.total_flos = saved.total_flos;
+  state_.num_input_tokens_seen = saved.num_input_tokens_seen;
+  state_.best_global_step = saved.best_global_step;
+  state_.stateful_callbacks_json = saved.stateful_callbacks_json;
+}
+
+void Trainer::save_model(const std::string& dir) {
+  const std::string target = dir.empty() ? run_dir_ : dir;
+  if (!is_main_process()) return;
+  save_pretrained(model_, target);
+  if (tokenizer_) save_tokenizer(*tokenizer_, target);
+  args_.save(target + "/training_args.json");
+}
+
+void Trainer::save_metrics(const std::string& split, const std::map<std::string, double>& metrics) {
+  if (!is_main_process()) return;
+  auto to_json = [](const std::map<std::string, double>& values) {
+    nlohmann::json json = nlohmann::json::object();
+    for (const auto& [name, value] : values) json[name] = value;
+    return json;
+  };
+  write_file_atomically(run_dir_ + "/" + split + "_results.json", to_json(metrics).dump(4) + "\n");
+  // all_results.json gathers every split's metrics, as HF's save_metrics(combined=True).
+  const std::string all_path = run_dir_ + "/all_results.json";
+  nlohmann::json all = nlohmann::json::object();
+  if (fs::exists(all_path)) {
+    try {
+      all = nlohmann::json::parse(detail::read_checkpoint_file(all_path));
+    } catch (const nlohmann::json::exception&) {
+      all = nlohmann::json::object();  // a damaged summary is rewritten, not fatal
+    }
+  }
+  for (const auto& [name, value] : metrics) all[name] = value;
+  write_file_atomically(all_path, all.dump(4) + "\n");
+}
+
+void Trainer::write_report(const std::map<std::string, double>& metrics,
+                           const std::vector<std::vector<int64_t>>& confusion) {
+  if (!is_main_process()) return;
+  ReportInputs inputs;
+  inputs.title = "berth training report: " + run_dir_;
+  inputs.log_history = state_.log_history;
+  const auto& id2label = model_->config.id2label;
+  for (const auto& [id, label] : id2label) inputs.labels.push_back(label);
+  inputs.confusion = confusion.empty() ? last_confusion_ : confusion;
+  inputs.final_metrics = metrics;
+  inputs.run_info["output_dir"] = run_dir_;
+  inputs.run_info["device"] = device_name(device_);
+  inputs.run_info["global_step"] = std::to_string(state_.global_step);
+  inputs.run_info["learning_rate"] = detail::format_number(args_.learning_rate);
+  inputs.run_info["batch_size"] = std::to_string(args_.per_device_train_batch_size);
+  inputs.run_info["epochs"] = detail::format_number(args_.num_train_epochs);
+  inputs.run_info["model"] = std::to_string(model_->config.num_hidden_layers) + " layers, hidden " +
+                             std::to_string(model_->config.hidden_size) + ", vocab " +
+                             std::to_string(model_->config.vocab_size);
+  write_training_report(run_dir_ + "/report.html", inputs);
+}
+
+}  // namespace berth::train

@@ -1,0 +1,37 @@
+// Small helpers the Trainer's source files share.
+#pragma once
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "berth/core/error.h"
+
+namespace berth::train::detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A file of a checkpoint the Trainer reads back (its absence means the checkpoint is incomplete).
+inline std::string read_checkpoint_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  BERTH_CHECK(in.good(), "cannot read ", path,
+              ": the checkpoint is incomplete. Fix: resume from another "
+              "checkpoint (or \"latest\"), or start without --resume_from_checkpoint");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A number as the console and report show it (operator<<'s shortest form).
+inline std::string format_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace berth::train::detail

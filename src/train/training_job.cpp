@@ -1,0 +1,266 @@
+// run_training_job: what `berth train` does, as one library call.
+#include "berth/train/training_job.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/core/error.h"
+#include "berth/data/encode_text_dataset.h"
+#include "berth/device/device.h"
+#include "berth/model/bert_presets.h"
+#include "berth/model/pretrained.h"
+#include "berth/placement/place.h"
+#include "berth/tokenizer/tokenizer_files.h"
+#include "berth/train/callbacks.h"
+#include "berth/train/checkpoint_dir.h"
+#include "berth/train/encode_options.h"
+#include "berth/train/metrics_text.h"
+#include "berth/train/run_plan.h"
+#include "berth/train/trainer.h"
+
+namespace berth::train {
+namespace {
+
+struct EncodedData {
+  data::LoadedDatasets text;
+  std::shared_ptr<data::TokenizedDataset> train, eval, test;
+};
+
+std::string read_file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  BERTH_CHECK(in.good(), "cannot read ", path, ". Fix: check the path");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Where a rank other than 0 sends what rank 0 alone prints.
+std::ostream& null_stream() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
+void check_model_choice(const TrainingJobOptions& options) {
+  BERTH_CHECK(
+      options.model.empty() != options.model_preset.empty(),
+      "train: give exactly one of --model DIR (an HF model directory to fine-tune) and --model-preset NAME "
+      "(a BERT trained from scratch: ",
+      [] {
+        std::string names;
+        for (const auto& name : bert_preset_names()) names += (names.empty() ? "" : ", ") + name;
+        return names;
+      }(),
+      ")");
+  BERTH_CHECK(!options.args.output_dir.empty(),
+              "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
+  BERTH_CHECK(options.model_preset.empty() || !(options.tokenizer.empty() && options.model.empty()),
+              "train: --model-preset trains a model from scratch and needs a tokenizer. "
+              "Fix: --tokenizer DIR (make one from your training text with `berth tokenizer train --input "
+              "train.jsonl --vocab-size 8000 --lowercase --output DIR`)");
+  if (options.model_preset.empty())
+    BERTH_CHECK(options.config_overrides.empty(),
+                "train: --config-overrides applies to --model-preset only; a "
+                "pretrained model keeps its architecture. Fix: drop --config-overrides");
+}
+
+// After `berth launch --max-restarts` restarted the group, the run continues from its latest checkpoint
+// (torchrun's contract, which leaves that to the script).
+void resume_after_restart(TrainingArguments& args, const EnvLookup& env, std::ostream& out) {
+  const auto count = env("TORCHELASTIC_RESTART_COUNT");
+  if (!count || *count == "0" || args.resume_from_checkpoint) return;
+  if (!std::filesystem::exists(args.output_dir) || !latest_checkpoint(args.output_dir)) {
+    out << "restart " << *count << ": no checkpoint in " << args.output_dir
+        << " yet, training from the start\n";
+    return;
+  }
+  args.resume_from_checkpoint = "latest";
+  out << "restart " << *count << ": resuming from the latest checkpoint in " << args.output_dir << "\n";
+}
+
+// "num_hidden_layers=2,hidden_dropout_prob=0.2" over a preset's config, validated as config.json is.
+BertConfig apply_config_overrides(const BertConfig& config, const std::string& overrides) {
+  if (overrides.empty()) return config;
+  nlohmann::json json = nlohmann::json::parse(config.to_json_text());
+  std::stringstream list(overrides);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const auto eq = item.find('=');
+    BERTH_CHECK(eq != std::string::npos && eq > 0,
+                "--config-overrides: expected key=value items separated by "
+                "commas, found '",
+                item, "'. Fix: e.g. --config-overrides num_hidden_layers=2,hidden_dropout_prob=0.2");
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    BERTH_CHECK(json.contains(key), "--config-overrides: '", key,
+                "' is not a field of the preset's config.json. "
+                "Fix: use one of its fields, e.g. num_hidden_layers, hidden_size, intermediate_size, "
+                "num_attention_heads, hidden_dropout_prob, max_position_embeddings");
+    try {
+      json[key] = nlohmann::json::parse(value);
+    } catch (const nlohmann::json::exception&) {
+      json[key] = value;  // a bare word is a string (hidden_act=gelu_new)
+    }
+  }
+  return BertConfig::from_json_text(json.dump(), "--config-overrides");
+}
+
+// A preset's config for this tokenizer and these labels.
+BertConfig preset_config(const TrainingJobOptions& options, const tokenizer::WordPieceTokenizer& tokenizer,
+                         const data::LoadedDatasets& data) {
+  BertConfig config = apply_config_overrides(
+      bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.model().size())),
+      options.config_overrides);
+  config.set_labels(data.label_map.labels());
+  config.problem_type = data::to_string(data.problem_type);
+  config.pad_token_id = tokenizer.token_id(tokenizer.special_tokens().pad);
+  return config;
+}
+
+EncodedData encode_data(data::LoadedDatasets text, const tokenizer::WordPieceTokenizer& tokenizer,
+                        const data::EncodeTextOptions& encoding, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  auto encode =
+      [&](const std::optional<data::TextDataset>& dataset) -> std::shared_ptr<data::TokenizedDataset> {
+    if (!dataset) return nullptr;
+    return std::make_shared<data::TokenizedDataset>(data::encode_text_dataset(*dataset, tokenizer, encoding));
+  };
+  EncodedData data;
+  data.train = encode(text.train);
+  data.eval = encode(text.eval);
+  data.test = encode(text.test);
+  data.text = std::move(text);
+  out << "tokenized in " << std::fixed << std::setprecision(1)
+      << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s (max_length "
+      << encoding.max_length;
+  if (encoding.keep_head)
+    out << ", head+tail: the first " << *encoding.keep_head << " tokens and the last "
+        << encoding.max_length - 2 - *encoding.keep_head;
+  out << ")\n" << std::defaultfloat << std::setprecision(6);
+  return data;
+}
+
+// berth's own model_init builds the model where the run will use it, so --placement strict holds for it
+// (strict is for models that user code places).
+ModelInit make_model_init(const TrainingJobOptions& options, const std::optional<BertConfig>& preset,
+                          const data::LoadedDatasets& data, c10::Device device) {
+  const std::string model_dir = options.model;
+  const std::vector<std::string> labels = data.label_map.labels();
+  const std::string problem_type = data::to_string(data.problem_type);
+  return [=](const Trial*) {
+    BertForSequenceClassification model{nullptr};
+    if (preset) {
+      model = BertForSequenceClassification(*preset);
+    } else {
+      PretrainedOptions pretrained;
+      pretrained.labels = labels;
+      pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
+      auto loaded = from_pretrained<BertForSequenceClassification>(model_dir, pretrained);
+      loaded.model->config.problem_type = problem_type;
+      for (const auto& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
+      model = loaded.model;
+    }
+    if (device.type() != c10::kMeta) place(*model, device);
+    return model;
+  };
+}
+
+void run_search(Trainer& trainer, const TrainingJobOptions& options, std::ostream& out) {
+  const auto space = SearchSpace::from_json_text(read_file_text(options.hp_space), options.hp_space);
+  const auto best = trainer.hyperparameter_search(
+      space, options.n_trials, parse_direction(options.direction),
+      options.hp_method == "grid" ? SearchMethod::Grid : SearchMethod::Random, options.hp_objective);
+  out << "best trial: run-" << best.trial << " objective " << best.objective << " with";
+  for (const auto& [name, value] : best.params) out << " --" << name << " " << value;
+  const std::string& dir = options.args.output_dir;
+  out << "\n  (" << dir << "/hp_search.jsonl, " << dir << "/best_trial_args.json)\n";
+}
+
+// One training, then the eval and test metrics, the confusion matrix and the report.
+void run_training(Trainer& trainer, const EncodedData& data, const std::string& output_dir,
+                  std::ostream& out) {
+  const TrainOutput result = trainer.train();
+  trainer.save_metrics("train", result.metrics);
+  std::map<std::string, double> final_metrics;
+  std::vector<std::vector<int64_t>> confusion;
+  if (data.eval) {
+    const auto metrics = trainer.evaluate();
+    trainer.save_metrics("eval", metrics);
+    write_metrics(out, "eval metrics", metrics);
+    final_metrics.insert(metrics.begin(), metrics.end());
+  }
+  if (data.test) {
+    const auto prediction = trainer.predict(*data.test, "test");
+    trainer.save_metrics("test", prediction.metrics);
+    write_metrics(out, "test metrics", prediction.metrics);
+    final_metrics.insert(prediction.metrics.begin(), prediction.metrics.end());
+    confusion = prediction.confusion;
+    if (!confusion.empty())
+      out << "test confusion matrix:\n" << format_confusion_table(confusion, data.text.label_map.labels());
+  }
+  trainer.write_report(final_metrics, confusion);
+  out << "model, tokenizer and results: " << output_dir << " (report: " << output_dir
+      << "/report.html; try `berth predict --model " << output_dir << " --input FILE.jsonl`)\n";
+}
+
+}  // namespace
+
+void run_training_job(TrainingJobOptions options, std::ostream& console, const EnvLookup& env) {
+  check_model_choice(options);
+  TrainingArguments& args = options.args;
+  // Under a launcher: this rank's device is chosen and bound, and the process group joined, before anything
+  // is built; only rank 0 prints.
+  auto plan = std::make_shared<RunPlan>(resolve_run_plan(args, env));
+  std::ostream& out = plan->is_main() ? console : null_stream();
+  if (plan->process.env.distributed()) {
+    args.device = device_name(plan->device());
+    out << "distributed: " << plan->process.env.world_size << " ranks ("
+        << to_string(plan->process.env.source) << ", " << plan->process.comm->backend_name()
+        << "), rank 0 on " << args.device << "\n";
+  }
+  if (!plan->sharding.empty()) out << "sharding: " << plan->sharding << "\n";
+  resume_after_restart(args, env, out);
+
+  const tokenizer::WordPieceTokenizer tokenizer =
+      tokenizer::load_tokenizer(options.tokenizer.empty() ? options.model : options.tokenizer);
+  // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does).
+  data::LoadedDatasets text = data::load_datasets(options.data, std::nullopt);
+  BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+  out << "data: " << text.description << "\n";
+  std::optional<BertConfig> preset;
+  if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text);
+  const auto max_position = preset ? preset->max_position_embeddings
+                                   : BertConfig::load(options.model + "/config.json").max_position_embeddings;
+  BERTH_CHECK(args.max_length <= max_position, "train: --max_length ", args.max_length,
+              " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ",
+              max_position, " or less");
+
+  TrainerOptions trainer_options;
+  trainer_options.model_init = make_model_init(options, preset, text, plan->device());
+  EncodedData data = encode_data(std::move(text), tokenizer, encode_options(args), out);
+  trainer_options.train_dataset = data.train;
+  trainer_options.eval_dataset = data.eval;
+  trainer_options.args = args;
+  trainer_options.tokenizer = tokenizer;
+  trainer_options.plan = plan;
+  if (options.early_stopping_patience > 0)
+    trainer_options.callbacks.push_back(std::make_shared<EarlyStoppingCallback>(
+        options.early_stopping_patience, options.early_stopping_threshold));
+  Trainer trainer(std::move(trainer_options));
+  if (!options.hp_space.empty()) {
+    run_search(trainer, options, out);
+    plan->process.comm->barrier(
+        "the end of the search");  // rank 0 hosts the rendezvous store: it leaves last
+    return;
+  }
+  run_training(trainer, data, args.output_dir, out);
+  plan->process.comm->barrier("the end of training");  // rank 0 hosts the rendezvous store: it leaves last
+}
+
+}  // namespace berth::train
