@@ -106,6 +106,32 @@ TEST(RunPlan, TheConfigsScheduleIsFilledForEachRunLength) {
   EXPECT_EQ(own.warmup_steps, 5);
 }
 
+// A config without gradient_clipping silently turns --max_grad_norm off (as in HF); the plan says so once,
+// with the config key and the fix, and the Trainer prints it.
+TEST(RunPlan, WarnsOnceWhenTheConfigTurnsClippingOff) {
+  TempDir dir;
+  TrainingArguments args = plan_args(dir.file("out"));
+  args.max_grad_norm = 0.5;
+  args.deepspeed = R"({"train_micro_batch_size_per_gpu": "auto"})";
+  auto plan = std::make_shared<const RunPlan>(local_plan(args));
+  int clipping_warnings = 0;
+  for (const std::string& warning : plan->warnings) {
+    if (!contains(warning, "max_grad_norm=0.5 is not applied")) continue;
+    ++clipping_warnings;
+    EXPECT_TRUE(contains(warning, "no \"gradient_clipping\"")) << warning;
+    EXPECT_TRUE(contains(warning, "Fix: \"gradient_clipping\": \"auto\"")) << warning;
+  }
+  EXPECT_EQ(clipping_warnings, 1);
+  std::ostringstream console;
+  auto trainer = make_trainer(args, plan, &console);
+  EXPECT_TRUE(
+      contains(console.str(), "warning: the deepspeed training argument (inline JSON): max_grad_norm=0.5"))
+      << console.str();
+  args.deepspeed = R"({"gradient_clipping": "auto"})";
+  for (const std::string& warning : local_plan(args).warnings)
+    EXPECT_FALSE(contains(warning, "max_grad_norm")) << warning;
+}
+
 TEST(RunPlan, TheStrategyFollowsFsdpAndTheWorldSize) {
   TempDir dir;
   TrainingArguments args = plan_args(dir.file("out"));
