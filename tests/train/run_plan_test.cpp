@@ -63,6 +63,7 @@ TEST(RunPlan, TheTrainerRunsOnThePlanWithoutReadingTheConfigAgain) {
   const std::string config = dir.file("ds.json");
   std::ofstream(config) << kZeroOneWithScheduler;
   TrainingArguments args = plan_args(dir.file("out"));
+  args.warmup_steps = 1;  // DeepSpeed's WarmupDecayLR needs at least one warmup step
   args.deepspeed = config;
   auto plan = std::make_shared<const RunPlan>(local_plan(args));
   fs::remove(config);
