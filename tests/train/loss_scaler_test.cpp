@@ -10,10 +10,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "berth/dist/local_gradient_sync.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"
 #include "berth/optim/param_groups.h"
-#include "berth/dist/local_gradient_sync.h"
 #include "support/test_support.h"
 
 using berth::testing::error_text;
@@ -288,7 +288,8 @@ TEST(LossScaler, LocalGradientSyncSkipsAnInjectedOverflow) {
   const std::vector<at::Tensor> params = model->parameters();
   dist::LocalGradientSync sync;
   sync.reducer().prepare(*model);
-  sync.optimizer().create(*model, dist::OptimizerSpec{optim::hf_param_groups(*model, 0.0), optim::AdamWOptions{1e-2}});
+  sync.optimizer().create(
+      *model, dist::OptimizerSpec{optim::hf_param_groups(*model, 0.0), optim::AdamWOptions{1e-2}});
   LossScaleOptions options;  // DeepSpeed's defaults: 2^16, hysteresis 2
   LossScaler scaler(options);
   std::vector<at::Tensor> before;
@@ -317,7 +318,7 @@ TEST(LossScaler, LocalGradientSyncSkipsAnInjectedOverflow) {
   // The reference norm of the unscaled loss's gradients.
   torch::mse_loss(model(x), y).backward();
   const double reference = optim::clip_grad_norm(params, 0.0);
-  sync.zero_grad(params);
+  dist::drop_gradients(params);
   const auto [result, update] = scaled_step(false);
   EXPECT_FALSE(result.overflow);
   EXPECT_FALSE(update.skipped);
