@@ -390,9 +390,11 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
   for (Slot& slot : slots_)
     slot.param.mutable_grad() =
         buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
-  // The step's peak: every gradient exists now, and the step frees them.
+  // The step's peak: every gradient exists now, and the step frees them. The unused-parameter flag is no
+  // gradient.
   gradient_bytes_ = 0;
-  for (const Bucket& bucket : buckets_) gradient_bytes_ += tensor_bytes(bucket.flat);
+  for (const Bucket& bucket : buckets_)
+    gradient_bytes_ += bucket.numel * static_cast<int64_t>(bucket.flat.element_size());
   for (const RowSparse& table : row_sparse_) gradient_bytes_ += tensor_bytes(table.param.grad());
 
   BERTH_CHECK(repeated.empty(), "DDP: the gradient of '", repeated.front(), "'",

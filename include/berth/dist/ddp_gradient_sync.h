@@ -85,8 +85,8 @@ class DdpGradientSync final : public GradientSync, public GradientReducer, publi
   void prepare(torch::nn::Module& model) override;
   void begin_backward(bool last_micro_step) override;
   void finish_gradients(const std::vector<at::Tensor>& params) override;
-  // The buckets' buffers (every gradient is a view of one after finish_gradients) plus the embedding tables'
-  // gradients, which travel by rows.
+  // The buckets' gradients (every gradient is a view of one after finish_gradients; the last bucket's
+  // unused-parameter flag is not counted) plus the embedding tables' gradients, which travel by rows.
   int64_t gradient_bytes() const override { return gradient_bytes_; }
   void gather() override {}
   void release() override {}
