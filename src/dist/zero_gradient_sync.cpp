@@ -3,9 +3,6 @@
 #include "berth/dist/zero_gradient_sync.h"
 
 #include <torch/csrc/autograd/engine.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -13,36 +10,18 @@
 #include <map>
 #include <utility>
 
-#include "berth/core/compat.h"
 #include "berth/core/error.h"
 #include "berth/dist/model_signature.h"
 #include "berth/dist/zero3_parameters.h"
 #include "berth/dist/zero_checkpoint.h"
 #include "berth/optim/adamw_kernel.h"
+#include "dist/broadcast_flat.h"
+#include "dist/bucket_schedule.h"
+#include "dist/gradient_hooks.h"
 
 namespace berth::dist {
 
 namespace {
-
-// Copies root's values of `tensors` to every rank, one broadcast per (dtype, device) group (as DDP does).
-void broadcast_flat(Communicator& comm, const std::vector<at::Tensor>& tensors, const std::string& what) {
-  std::map<std::pair<std::string, std::string>, std::vector<at::Tensor>> groups;
-  for (const at::Tensor& t : tensors) {
-    if (t.numel() == 0) continue;
-    groups[{std::string(c10::toString(t.scalar_type())), t.device().str()}].push_back(t);
-  }
-  for (auto& [key, group] : groups) {
-    std::vector<at::Tensor> parts;
-    for (const at::Tensor& t : group) parts.push_back(t.reshape({-1}));
-    std::vector<at::Tensor> flat{torch::cat(parts)};  // [sum of numels]
-    comm.broadcast(flat, 0, what + " (" + key.first + " on " + key.second + ")");
-    int64_t offset = 0;
-    for (const at::Tensor& t : group) {
-      t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
-      offset += t.numel();
-    }
-  }
-}
 
 void check_offload(const OffloadOptions& offload, const std::string& name) {
   BERTH_CHECK(offload.device == "none" || offload.device == "cpu", "ZeRO: ", name, ".device '",
@@ -98,28 +77,24 @@ struct ZeroGradientSync::Piece {
 struct ZeroGradientSync::Slot {
   std::string name;
   at::Tensor param;
-  size_t bucket = 0;
   std::vector<Piece> pieces;  // every owner's pieces of this parameter
-  compat::AutogradNodePtr grad_accumulator;
-  uintptr_t hook_key = 0;
-  bool ready = false;  // copied into its bucket during the running backward
 };
 
 struct ZeroGradientSync::Bucket {
-  std::vector<size_t> slots;
   std::vector<std::tuple<int, int64_t, int64_t>> owners;  // (rank, begin, end) in the buffer, ascending rank
   int64_t numel = 0;
   at::TensorOptions options;
-  at::Tensor flat;           // [numel], allocated while the bucket is in use
-  at::Tensor inverse_world;  // 1 / world_size
-  size_t pending = 0;
-  bool launched = false;
+  at::Tensor flat;                 // [numel], allocated while the bucket is in use
+  at::Tensor inverse_world;        // 1 / world_size
   std::vector<at::Tensor> slices;  // what the collectives hold
   std::vector<std::unique_ptr<PendingWork>> works;
 };
 
 ZeroGradientSync::ZeroGradientSync(std::shared_ptr<Communicator> comm, ZeroOptions options)
-    : comm_(std::move(comm)), options_(std::move(options)) {
+    : comm_(std::move(comm)),
+      options_(std::move(options)),
+      schedule_(std::make_unique<BucketSchedule>()),
+      hooks_(std::make_unique<GradientHooks>()) {
   BERTH_CHECK(comm_ != nullptr, "ZeroGradientSync needs a communicator, found none. Fix: pass the one ",
               "berth::dist::init_communicator returned (make_local_communicator() for one process)");
   validate_zero_options(options_);
@@ -140,17 +115,12 @@ void ZeroGradientSync::release_model() {
       } catch (...) {
       }
     }
-  // The accumulators can outlive this object (a graph still holds them): a hook left behind would call into
-  // freed memory.
-  for (Slot& slot : slots_) {
-    if (slot.grad_accumulator && slot.hook_key != 0) slot.grad_accumulator->del_post_hook(slot.hook_key);
-    slot.hook_key = 0;
-    slot.grad_accumulator.reset();
-  }
+  hooks_->remove();
   if (partitioned_) partitioned_->unpartition();
   partitioned_.reset();
   slots_.clear();
   buckets_.clear();
+  schedule_->clear();
   params_.clear();
   owned_.clear();
   owned_offset_.clear();
@@ -161,7 +131,6 @@ void ZeroGradientSync::release_model() {
   exp_avg_sq_.clear();
   weight_decay_.clear();
   optimizer_ready_ = prepared_ = armed_ = callback_queued_ = reduced_this_step_ = have_gradients_ = false;
-  next_to_launch_ = 0;
 }
 
 ZeroStats ZeroGradientSync::stats() const {
@@ -174,13 +143,7 @@ void ZeroGradientSync::prepare(torch::nn::Module& model) {
   release_model();
   check_agreement(*comm_, model_signature(model), "model structure (parameters and buffers)");
   check_agreement(*comm_, {{"strategy", strategy()}}, "ZeRO stage");
-  {
-    torch::NoGradGuard no_grad;
-    std::vector<at::Tensor> to_broadcast;
-    for (const at::Tensor& p : model.parameters()) to_broadcast.push_back(p);
-    for (const at::Tensor& b : model.buffers()) to_broadcast.push_back(b);
-    broadcast_flat(*comm_, to_broadcast, "broadcast of rank 0's parameters and buffers");
-  }
+  broadcast_rank0_model(*comm_, model, /*buffers=*/true);
 
   std::vector<std::string> names;
   for (const auto& item : model.named_parameters()) {
@@ -229,18 +192,7 @@ void ZeroGradientSync::prepare(torch::nn::Module& model) {
       slots_[static_cast<size_t>(s.param)].pieces.push_back(piece);
     }
   build_buckets();
-
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    Slot& slot = slots_[i];
-    slot.grad_accumulator = torch::autograd::impl::grad_accumulator(slot.param);
-    BERTH_BUG(slot.grad_accumulator != nullptr, "no gradient accumulator for ", slot.name);
-    slot.hook_key =
-        slot.grad_accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-            [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-              on_grad_ready(i);
-              return outputs;
-            }));
-  }
+  hooks_->install(params_, names, [this](size_t slot_index) { on_grad_ready(slot_index); });
   // Stage 3 partitions only now: a gradient accumulator records its parameter's shape when it is made, and
   // the hooks above made them while every parameter was whole.
   if (options_.stage == 3) {
@@ -262,31 +214,23 @@ void ZeroGradientSync::prepare(torch::nn::Module& model) {
   prepared_ = true;
 }
 
+// Buckets of whole parameters in reverse layout order (backward's order), reduce_bucket_size elements at
+// most.
 void ZeroGradientSync::build_buckets() {
   const int world = comm_->world_size();
-  int64_t filled = 0;
-  for (size_t k = slots_.size(); k-- > 0;) {
-    const at::Tensor& p = slots_[k].param;
-    bool fresh = buckets_.empty();
-    if (!fresh) {
-      const Bucket& last = buckets_.back();
-      fresh = filled + p.numel() > options_.reduce_bucket_size || last.options.dtype() != p.dtype() ||
-              last.options.device() != p.device();
-    }
-    if (fresh) {
-      buckets_.emplace_back();
-      buckets_.back().options = p.options();
-      filled = 0;
-    }
-    buckets_.back().slots.push_back(k);
-    slots_[k].bucket = buckets_.size() - 1;
-    filled += p.numel();
-  }
+  const std::vector<at::Tensor>& params = params_;
+  std::vector<size_t> order;
+  for (size_t k = params.size(); k-- > 0;) order.push_back(k);
+  std::vector<std::vector<size_t>> groups = group_into_buckets(params, order, options_.reduce_bucket_size,
+                                                               [](const at::Tensor& p) { return p.numel(); });
+  buckets_.resize(groups.size());
   // Inside a bucket, owner by owner: each owner's share is one contiguous range (one reduce per owner).
-  for (Bucket& bucket : buckets_) {
+  for (size_t b = 0; b < groups.size(); ++b) {
+    Bucket& bucket = buckets_[b];
+    bucket.options = params[groups[b].front()].options();
     for (int r = 0; r < world; ++r) {
       const int64_t start = bucket.numel;
-      for (size_t s : bucket.slots)
+      for (size_t s : groups[b])
         for (Piece& piece : slots_[s].pieces)
           if (piece.owner == r) {
             piece.offset = bucket.numel;
@@ -295,13 +239,13 @@ void ZeroGradientSync::build_buckets() {
       if (bucket.numel > start) bucket.owners.emplace_back(r, start, bucket.numel);
     }
     bucket.inverse_world = at::scalar_tensor(1.0 / static_cast<double>(world), bucket.options);
-    bucket.pending = bucket.slots.size();
   }
+  schedule_->assign(std::move(groups), slots_.size());
 }
 
 void ZeroGradientSync::begin_backward(bool last_micro_step) {
-  BERTH_CHECK(prepared_, "ZeroGradientSync::begin_backward before prepare(model). Fix: call prepare once, ",
-              "after the model is placed");
+  BERTH_CHECK(prepared_, "ZeroGradientSync::begin_backward before prepare(model). Fix: call prepare ",
+              "once, after the model is placed");
   callback_queued_ = false;
   if (options_.stage == 1) {
     // Stage 1 keeps whole gradients until the step: only the backward that ends an accumulation can send
@@ -309,17 +253,12 @@ void ZeroGradientSync::begin_backward(bool last_micro_step) {
     armed_ = last_micro_step && options_.overlap_comm;
     if (last_micro_step) reduced_this_step_ = false;
   }
-  next_to_launch_ = 0;
-  for (Slot& slot : slots_) slot.ready = false;
-  for (Bucket& bucket : buckets_) {
-    bucket.pending = bucket.slots.size();
-    bucket.launched = false;
-  }
+  schedule_->restart();
 }
 
 void ZeroGradientSync::copy_into_bucket(size_t slot_index) {
   Slot& slot = slots_[slot_index];
-  Bucket& bucket = buckets_[slot.bucket];
+  Bucket& bucket = buckets_[schedule_->bucket_of(slot_index)];
   if (!bucket.flat.defined()) bucket.flat = at::empty({bucket.numel}, bucket.options);
   at::Tensor& grad = slot.param.mutable_grad();
   const at::Tensor flat_grad = grad.defined() ? grad.reshape({-1}) : at::Tensor();  // [numel]
@@ -333,51 +272,48 @@ void ZeroGradientSync::copy_into_bucket(size_t slot_index) {
   }
   // Stages 2-3 keep no whole gradient: it lives on in its bucket until reduced into the owner's partition.
   if (options_.stage >= 2) grad.reset();
-  slot.ready = true;
 }
 
 void ZeroGradientSync::on_grad_ready(size_t slot_index) {
   if (!armed_) return;
-  Slot& slot = slots_[slot_index];
-  if (!slot.param.grad().defined()) return;
+  if (!slots_[slot_index].param.grad().defined()) return;
   if (!callback_queued_) {
     // The buckets of parameters that got no gradient must still leave, and in flight ones must land before
     // the next micro-step reuses the buffers: at the end of this backward.
     torch::autograd::Engine::get_default_engine().queue_callback([this] { end_of_backward(); });
     callback_queued_ = true;
   }
-  if (slot.ready) {
-    // A second backward into the same micro-step (retain_graph): its gradient joins the bucket only if the
-    // bucket has not left yet; otherwise it waits for the next reduction.
-    if (!buckets_[slot.bucket].launched) {
-      Bucket& bucket = buckets_[slot.bucket];
-      const at::Tensor flat_grad = slot.param.grad().reshape({-1});
-      for (const Piece& piece : slot.pieces)
-        bucket.flat.narrow(0, piece.offset, piece.end - piece.begin)
-            .add_(flat_grad.narrow(0, piece.begin, piece.end - piece.begin) * bucket.inverse_world);
-      if (options_.stage >= 2) slot.param.mutable_grad().reset();
-    }
+  if (schedule_->ready(slot_index)) {
+    add_repeated_gradient(slot_index);
     return;
   }
   copy_into_bucket(slot_index);
-  if (--buckets_[slot.bucket].pending == 0) launch_ready_buckets_in_order(/*in_backward=*/true);
+  if (schedule_->mark_ready(slot_index)) launch_ready_buckets_in_order(/*in_backward=*/true);
 }
 
-// Buckets start strictly in index order: collectives match up across ranks by order, and another rank's
-// gradients may become ready in a different order.
+// A second backward into the same micro-step (retain_graph): its gradient joins the bucket only if the bucket
+// has not left yet; otherwise it waits for the next reduction.
+void ZeroGradientSync::add_repeated_gradient(size_t slot_index) {
+  const size_t bucket_index = schedule_->bucket_of(slot_index);
+  if (schedule_->launched(bucket_index)) return;
+  Slot& slot = slots_[slot_index];
+  Bucket& bucket = buckets_[bucket_index];
+  const at::Tensor flat_grad = slot.param.grad().reshape({-1});  // [numel]
+  for (const Piece& piece : slot.pieces)
+    bucket.flat.narrow(0, piece.offset, piece.end - piece.begin)
+        .add_(flat_grad.narrow(0, piece.begin, piece.end - piece.begin) * bucket.inverse_world);
+  if (options_.stage >= 2) slot.param.mutable_grad().reset();
+}
+
 void ZeroGradientSync::launch_ready_buckets_in_order(bool in_backward) {
-  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
-    launch(next_to_launch_, in_backward);
-    ++next_to_launch_;
-  }
+  schedule_->launch_ready_in_order([this, in_backward](size_t bucket) { launch(bucket, in_backward); });
 }
 
 void ZeroGradientSync::launch(size_t bucket_index, bool in_backward) {
   Bucket& bucket = buckets_[bucket_index];
   const std::string what = "reduction of gradient bucket " + std::to_string(bucket_index);
-  bucket.launched = true;
   if (options_.reduce_scatter && comm_->world_size() > 1) {
-    // c10d's Gloo has no reduce_scatter in libtorch 1.13: one reduce per owner of its contiguous share.
+    // The Communicator has no reduce-scatter: one reduce per owner of its contiguous share.
     for (const auto& [owner, begin, end] : bucket.owners) {
       bucket.slices.push_back(bucket.flat.narrow(0, begin, end - begin));
       bucket.works.push_back(comm_->reduce_sum_async(bucket.slices.back(), owner, what));
@@ -401,6 +337,7 @@ void ZeroGradientSync::launch(size_t bucket_index, bool in_backward) {
     if (!buckets_[earlier].works.empty()) complete(earlier);
 }
 
+// Waits for the bucket's collectives and adds this rank's share into the gradient partition.
 void ZeroGradientSync::complete(size_t bucket_index) {
   Bucket& bucket = buckets_[bucket_index];
   std::exception_ptr failure;
@@ -416,7 +353,7 @@ void ZeroGradientSync::complete(size_t bucket_index) {
   if (failure) std::rethrow_exception(failure);
   ensure_grad_partition();
   torch::NoGradGuard no_grad;
-  for (size_t s : bucket.slots)
+  for (size_t s : schedule_->slots(bucket_index))
     for (const Piece& piece : slots_[s].pieces) {
       if (piece.owned_index < 0) continue;
       const int64_t n = piece.end - piece.begin;
@@ -434,62 +371,46 @@ void ZeroGradientSync::ensure_grad_partition() {
   grad_partition_ = at::zeros({owned_numel_}, at::TensorOptions().dtype(at::kFloat).device(device));
 }
 
+void ZeroGradientSync::complete_all() {
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    if (!buckets_[b].works.empty()) complete(b);
+}
+
 void ZeroGradientSync::end_of_backward() {
   callback_queued_ = false;
   // Parameters whose hook did not fire count as zero (or, stage 1, as what earlier micro-steps accumulated).
-  for (size_t b = next_to_launch_; b < buckets_.size(); ++b) {
-    for (size_t s : buckets_[b].slots)
-      if (!slots_[s].ready) copy_into_bucket(s);
-    buckets_[b].pending = 0;
-  }
+  schedule_->fill_missing([this](size_t slot_index) { copy_into_bucket(slot_index); });
   launch_ready_buckets_in_order(/*in_backward=*/false);
-  for (size_t b = 0; b < buckets_.size(); ++b)
-    if (!buckets_[b].works.empty()) complete(b);
+  complete_all();
   if (options_.stage == 1) {
     reduced_this_step_ = true;
     armed_ = false;
   }
-  next_to_launch_ = 0;
-  for (Slot& slot : slots_) slot.ready = false;
-  for (Bucket& bucket : buckets_) {
-    bucket.pending = bucket.slots.size();
-    bucket.launched = false;
-  }
+  schedule_->restart();
 }
 
 void ZeroGradientSync::reduce_all_now() {
-  next_to_launch_ = 0;
-  for (Slot& slot : slots_) slot.ready = false;
-  for (Bucket& bucket : buckets_) bucket.launched = false;
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    for (size_t s : buckets_[b].slots) copy_into_bucket(s);
-    buckets_[b].pending = 0;
-  }
+  schedule_->restart();
+  schedule_->fill_missing([this](size_t slot_index) { copy_into_bucket(slot_index); });
   launch_ready_buckets_in_order(/*in_backward=*/false);
-  for (size_t b = 0; b < buckets_.size(); ++b)
-    if (!buckets_[b].works.empty()) complete(b);
-  for (Slot& slot : slots_) slot.ready = false;
-  for (Bucket& bucket : buckets_) {
-    bucket.pending = bucket.slots.size();
-    bucket.launched = false;
-  }
-  next_to_launch_ = 0;
+  complete_all();
+  schedule_->restart();
 }
 
 void ZeroGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
-  BERTH_CHECK(prepared_, "ZeroGradientSync::finish_gradients before prepare(model). Fix: call prepare once, ",
-              "after the model is placed");
+  BERTH_CHECK(prepared_, "ZeroGradientSync::finish_gradients before prepare(model). Fix: call ",
+              "prepare once, after the model is placed");
   if (options_.stage == 1 && !reduced_this_step_) {
     reduce_all_now();
     reduced_this_step_ = true;
   }
-  for (size_t b = 0; b < buckets_.size(); ++b)
-    if (!buckets_[b].works.empty()) complete(b);
+  complete_all();
   ensure_grad_partition();
+  const std::vector<at::Tensor>& known_params = params_;
   for (const at::Tensor& p : params) {
     if (!p.requires_grad()) continue;
-    const bool known =
-        std::any_of(params_.begin(), params_.end(), [&](const at::Tensor& q) { return q.is_same(p); });
+    const bool known = std::any_of(known_params.begin(), known_params.end(),
+                                   [&](const at::Tensor& q) { return q.is_same(p); });
     BERTH_CHECK(known, "ZeRO: finish_gradients got a parameter of shape ", p.sizes(),
                 " that was not in the model given to prepare(), so nobody owns its optimizer state. Fix: ",
                 "prepare the ZeroGradientSync with the model whose parameters are optimized");

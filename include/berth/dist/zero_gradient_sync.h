@@ -12,11 +12,13 @@
 
 #include "berth/dist/communicator.h"
 #include "berth/dist/flat_layout.h"
-#include "berth/dist/zero_options.h"
 #include "berth/dist/gradient_sync.h"
+#include "berth/dist/zero_options.h"
 
 namespace berth::dist {
 
+class BucketSchedule;
+class GradientHooks;
 class PartitionedParameters;
 
 // Counters since construction, for benchmarks and tests (this rank's side of every collective).
@@ -122,10 +124,12 @@ class ZeroGradientSync final : public GradientSync,
   void release_model();
   void build_buckets();
   void on_grad_ready(size_t slot_index);
+  void add_repeated_gradient(size_t slot_index);
   void copy_into_bucket(size_t slot_index);
   void launch_ready_buckets_in_order(bool in_backward);
   void launch(size_t bucket_index, bool in_backward);
   void complete(size_t bucket_index);
+  void complete_all();
   void end_of_backward();
   void reduce_all_now();
   void ensure_grad_partition();
@@ -140,15 +144,16 @@ class ZeroGradientSync final : public GradientSync,
   bool callback_queued_ = false;    // end_of_backward is queued for the running backward
   bool reduced_this_step_ = false;  // stage 1: this step's gradients have been reduced
   bool have_gradients_ = false;     // some gradient was reduced into the partition since the last step
-  size_t next_to_launch_ = 0;
   FlatLayout layout_;
   std::vector<at::Tensor> params_;     // trainable parameters, layout order
   std::vector<ParamSegment> owned_;    // this rank's pieces
   std::vector<int64_t> owned_offset_;  // piece i's offset in grad_partition_
   int64_t owned_numel_ = 0;
   at::Tensor grad_partition_;    // [owned_numel_] float32: reduced gradients of the owned pieces
-  std::vector<Slot> slots_;      // one per trainable parameter
+  std::vector<Slot> slots_;      // one per trainable parameter, layout order
   std::vector<Bucket> buckets_;  // in launch order
+  std::unique_ptr<BucketSchedule> schedule_;
+  std::unique_ptr<GradientHooks> hooks_;  // one per slot
   std::unique_ptr<PartitionedParameters> partitioned_;
   // Optimizer (after create_optimizer): one entry per owned piece.
   bool optimizer_ready_ = false;
