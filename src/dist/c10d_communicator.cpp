@@ -23,7 +23,7 @@ bool needs_flattening(const std::vector<at::Tensor>& tensors) {
 }
 
 at::Tensor flatten(const std::vector<at::Tensor>& tensors, const std::string& what) {
-  BERTH_CHECK(!tensors.empty(), what, ": no tensors given");
+  BERTH_BUG(!tensors.empty(), what, ": a collective over no tensors; every caller passes at least one");
   for (const at::Tensor& t : tensors) {
     BERTH_CHECK(t.scalar_type() == tensors[0].scalar_type() && t.device() == tensors[0].device(), what,
                 ": all tensors of one collective must share dtype and device; found ",

@@ -367,13 +367,15 @@ std::map<std::string, at::Tensor> shard_tensors(const FlatLayout& layout,
   std::map<std::string, at::Tensor> tensors;
   for (size_t i = 0; i < segments.size(); ++i) {
     const ParamSegment& segment = segments[i];
-    BERTH_CHECK(segment.param >= 0 && segment.param < static_cast<int64_t>(layout.entries.size()),
-                "save_zero_shard: segment ", i, " names parameter ", segment.param, " but the layout has ",
-                layout.entries.size());
+    // The segments come from this layout (segments_in, per_parameter_partition): one outside it is a bug.
+    BERTH_BUG(segment.param >= 0 && segment.param < static_cast<int64_t>(layout.entries.size()),
+              "save_zero_shard: segment ", i, " names parameter ", segment.param, " but the layout has ",
+              layout.entries.size(), "; every segment must be a piece of the layout it is saved with");
     const FlatEntry& entry = layout.entries[static_cast<size_t>(segment.param)];
-    BERTH_CHECK(0 <= segment.begin && segment.begin <= segment.end && segment.end <= entry.numel,
-                "save_zero_shard: segment ", range_text(segment.begin, segment.end), " of parameter '",
-                entry.name, "' lies outside its ", entry.numel, " elements");
+    BERTH_BUG(0 <= segment.begin && segment.begin <= segment.end && segment.end <= entry.numel,
+              "save_zero_shard: segment ", range_text(segment.begin, segment.end), " of parameter '",
+              entry.name, "' lies outside its ", entry.numel,
+              " elements; every segment must be a piece of the layout it is saved with");
     if (segment.numel() == 0) continue;
     const SegmentState& state = states[i];
     const std::string what = "parameter '" + entry.name + "' " + range_text(segment.begin, segment.end);
