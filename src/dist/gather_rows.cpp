@@ -19,7 +19,8 @@ std::string pack_rows(const std::vector<size_t>& rows, const at::Tensor& values)
   std::string bytes(id_bytes + static_cast<size_t>(local.numel()) * sizeof(float), '\0');
   const std::vector<int64_t> ids(rows.begin(), rows.end());
   std::memcpy(bytes.data(), ids.data(), id_bytes);
-  std::memcpy(bytes.data() + id_bytes, local.data_ptr<float>(), static_cast<size_t>(local.numel()) * sizeof(float));
+  std::memcpy(bytes.data() + id_bytes, local.data_ptr<float>(),
+              static_cast<size_t>(local.numel()) * sizeof(float));
   return bytes;
 }
 

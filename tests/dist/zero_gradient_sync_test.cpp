@@ -208,7 +208,7 @@ std::vector<Workload> zero_ranks(const Case& c, double max_grad_norm, std::vecto
     results[r].stats = sync.stats();
     results[r].footprint = sync.memory_footprint(*w.module);
     sync.gather();  // stage 3: full parameters to compare (no-op before); the sync's end
-                               // unpartitions
+                    // unpartitions
   }));
   return ws;
 }

@@ -15,9 +15,9 @@ namespace berth::dist {
 
 // What a process asks of its run (TrainingArguments' device, ddp_backend, rendezvous and ddp_timeout).
 struct ProcessOptions {
-  std::string device = "auto";     // auto|cpu|cuda|cuda:N|meta
-  std::string backend = "auto";    // auto (nccl for CUDA devices, else gloo), gloo, nccl, mpi
-  std::string rendezvous = "env";  // env (MASTER_ADDR/PORT), file://PATH or tcp://HOST:PORT
+  std::string device = "auto";         // auto|cpu|cuda|cuda:N|meta
+  std::string backend = "auto";        // auto (nccl for CUDA devices, else gloo), gloo, nccl, mpi
+  std::string rendezvous = "env";      // env (MASTER_ADDR/PORT), file://PATH or tcp://HOST:PORT
   std::chrono::seconds timeout{1800};  // how long any collective may take before failing
 };
 
