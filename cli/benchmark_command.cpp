@@ -15,11 +15,11 @@
 #include "berth/core/error.h"
 #include "berth/core/runtime.h"
 #include "berth/dist/ddp_gradient_sync.h"
-#include "berth/train/run_plan.h"
 #include "berth/model/bert_model.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/param_groups.h"
+#include "berth/train/run_plan.h"
 #include "command.h"
 
 namespace berth::cli {
@@ -107,6 +107,51 @@ int run_inference(const BenchmarkOptions& o, const BertConfig& config, BertForSe
   return 0;
 }
 
+// DDP's communication: the same all-reduces with no backward to hide behind, against what each step waited.
+nlohmann::json ddp_communication_json(const BenchmarkOptions& o, dist::DdpGradientSync* ddp,
+                                      const std::vector<double>& sync_wait,
+                                      const std::vector<double>& backward_end,
+                                      const dist::ProcessContext& context) {
+  nlohmann::json comm;
+  // The same all-reduces with no backward to hide behind: what communication costs when fully exposed.
+  std::vector<double> alone;
+  for (int i = 0; i < std::max(3, o.steps / 2); ++i) alone.push_back(ddp->time_communication_alone() * 1e3);
+  const double alone_ms = median(alone);
+  const double exposed_ms = median(sync_wait);
+  // Part of the wait is the other rank finishing its backward later (skew), not communication. On one
+  // machine every rank reads the same monotonic clock, so each step's skew is the latest backward end over
+  // ranks minus this rank's.
+  if (context.env.local_world_size == context.env.world_size) {
+    const std::string mine(reinterpret_cast<const char*>(backward_end.data()),
+                           backward_end.size() * sizeof(double));
+    const auto all = context.comm->all_gather_string(mine, "benchmark: backward end times");
+    std::vector<double> skew, beyond_skew;
+    for (size_t k = 0; k < backward_end.size(); ++k) {
+      double latest = backward_end[k];
+      for (const std::string& part : all)
+        latest = std::max(latest, reinterpret_cast<const double*>(part.data())[k]);
+      skew.push_back(latest - backward_end[k]);
+      beyond_skew.push_back(std::max(0.0, sync_wait[k] - skew.back()));
+    }
+    const double comm_ms = median(beyond_skew);
+    comm["skew_ms"] = median(skew);
+    comm["exposed_comm_beyond_skew_ms"] = comm_ms;
+    comm["hidden_fraction_beyond_skew"] = alone_ms > 0 ? std::max(0.0, 1.0 - comm_ms / alone_ms) : 0.0;
+  }
+  comm["world_size"] = context.env.world_size;
+  comm["buckets"] = ddp->buckets().size();
+  const dist::DdpStats stats = ddp->stats();
+  comm["buckets_launched_in_backward"] = stats.buckets_launched_in_backward;
+  comm["buckets_launched_after_backward"] = stats.buckets_launched_in_finish;
+  if (stats.row_sparse_dense_rows > 0)
+    comm["embedding_rows_sent_fraction"] =
+        static_cast<double>(stats.row_sparse_rows) / static_cast<double>(stats.row_sparse_dense_rows);
+  comm["all_reduce_alone_ms"] = alone_ms;
+  comm["exposed_comm_ms"] = exposed_ms;
+  comm["hidden_fraction"] = alone_ms > 0 ? std::max(0.0, 1.0 - exposed_ms / alone_ms) : 0.0;
+  return comm;
+}
+
 int run_benchmark(const BenchmarkOptions& o) {
   BERTH_CHECK(o.batch_size >= 1 && o.seq_len >= 1,
               "benchmark: --batch-size and --seq-len must be >= 1, found ", o.batch_size, " and ", o.seq_len);
@@ -170,44 +215,8 @@ int run_benchmark(const BenchmarkOptions& o) {
     step.push_back(ms(t0, t3));
   }
   nlohmann::json comm;
-  if (auto* ddp = dynamic_cast<dist::DdpGradientSync*>(sync)) {
-    // The same all-reduces with no backward to hide behind: what communication costs when fully exposed.
-    std::vector<double> alone;
-    for (int i = 0; i < std::max(3, o.steps / 2); ++i) alone.push_back(ddp->time_communication_alone() * 1e3);
-    const double alone_ms = median(alone);
-    const double exposed_ms = median(sync_wait);
-    // Part of the wait is the other rank finishing its backward later (skew), not communication. On one
-    // machine every rank reads the same monotonic clock, so each step's skew is the latest backward end over
-    // ranks minus this rank's.
-    if (context.env.local_world_size == context.env.world_size) {
-      const std::string mine(reinterpret_cast<const char*>(backward_end.data()),
-                             backward_end.size() * sizeof(double));
-      const auto all = context.comm->all_gather_string(mine, "benchmark: backward end times");
-      std::vector<double> skew, beyond_skew;
-      for (size_t k = 0; k < backward_end.size(); ++k) {
-        double latest = backward_end[k];
-        for (const std::string& part : all)
-          latest = std::max(latest, reinterpret_cast<const double*>(part.data())[k]);
-        skew.push_back(latest - backward_end[k]);
-        beyond_skew.push_back(std::max(0.0, sync_wait[k] - skew.back()));
-      }
-      const double comm_ms = median(beyond_skew);
-      comm["skew_ms"] = median(skew);
-      comm["exposed_comm_beyond_skew_ms"] = comm_ms;
-      comm["hidden_fraction_beyond_skew"] = alone_ms > 0 ? std::max(0.0, 1.0 - comm_ms / alone_ms) : 0.0;
-    }
-    comm["world_size"] = context.env.world_size;
-    comm["buckets"] = ddp->buckets().size();
-    const dist::DdpStats stats = ddp->stats();
-    comm["buckets_launched_in_backward"] = stats.buckets_launched_in_backward;
-    comm["buckets_launched_after_backward"] = stats.buckets_launched_in_finish;
-    if (stats.row_sparse_dense_rows > 0)
-      comm["embedding_rows_sent_fraction"] =
-          static_cast<double>(stats.row_sparse_rows) / static_cast<double>(stats.row_sparse_dense_rows);
-    comm["all_reduce_alone_ms"] = alone_ms;
-    comm["exposed_comm_ms"] = exposed_ms;
-    comm["hidden_fraction"] = alone_ms > 0 ? std::max(0.0, 1.0 - exposed_ms / alone_ms) : 0.0;
-  }
+  if (auto* ddp = dynamic_cast<dist::DdpGradientSync*>(sync))
+    comm = ddp_communication_json(o, ddp, sync_wait, backward_end, context);
   nlohmann::json out =
       timing_json(o, step, step_flops(config, o.batch_size, o.seq_len), context.env.world_size);
   out["forward_ms"] = median(forward);

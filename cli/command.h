@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "worker_argv.h"  // what `berth train --nproc-per-node N` makes of program_args()
+
 namespace berth::cli {
 
 // Each subcommand adds itself to the app and returns the action to run when it is chosen;

@@ -27,6 +27,7 @@ CommandAction add_data_command(CLI::App& app) {
   cmd->require_subcommand(1);
   auto options = std::make_shared<DataCommandOptions>();
   options->data.data = "spamassassin";
+  options->data.checkout_dir = BERTH_SOURCE_DIR;  // where scripts/setup put the npm data
   spam->add_option("--output", options->output, "Folder for train.jsonl, validation.jsonl and test.jsonl")
       ->required();
   spam->add_option("--data-dir", options->data.data_dir,

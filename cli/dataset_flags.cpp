@@ -1,7 +1,6 @@
 // The data flags `berth train` and `berth eval` share: the bundled SpamAssassin split or JSONL/CSV/TSV files.
 #include "dataset_flags.h"
 
-
 namespace berth::cli {
 
 void add_dataset_flags(CLI::App& command, data::DatasetSource& flags, bool training) {

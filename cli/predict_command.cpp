@@ -9,9 +9,9 @@
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "berth/model/predictor.h"
+#include "berth/train/encode_options.h"
 #include "command.h"
 #include "text_input.h"
-#include "berth/train/encode_options.h"
 
 namespace berth::cli {
 namespace {

@@ -52,7 +52,7 @@ std::optional<int> relaunch_as_workers(const TrainCommandOptions& options) {
       "train: --nproc-per-node/--device with several devices starts workers, but this process already "
       "is one (RANK/WORLD_SIZE are set by a launcher). Fix: drop --nproc-per-node and give each worker "
       "one device");
-  std::vector<std::string> command = launch::worker_command_without_flag(program_args());
+  std::vector<std::string> command = worker_argv_without_flag(program_args());
   launch::LaunchOptions launch_options;
   if (device_list) {
     launch_options.devices = split_list(device_flag->second);
@@ -127,7 +127,7 @@ int run_eval(const EvalCommandOptions& options) {
   const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encoding);
   const auto prediction = trainer.predict(dataset, "eval");
   train::write_metrics(std::cout, "eval metrics (" + std::to_string(dataset.size()) + " examples)",
-                prediction.metrics);
+                       prediction.metrics);
   if (!prediction.confusion.empty())
     std::cout << "confusion matrix:\n" << train::format_confusion_table(prediction.confusion, model_labels);
   if (!options.output.empty()) {
@@ -149,7 +149,8 @@ CommandAction add_train_command(CLI::App& app) {
                   "HF model directory to fine-tune (config.json, model.safetensors, tokenizer)");
   cmd->add_option("--model-preset", options->job.model_preset,
                   "Train from scratch: bert-tiny, bert-mini, bert-small or bert-base");
-  cmd->add_option("--tokenizer", options->job.tokenizer, "Tokenizer directory (default: the --model directory)");
+  cmd->add_option("--tokenizer", options->job.tokenizer,
+                  "Tokenizer directory (default: the --model directory)");
   cmd->add_option(
       "--config-overrides", options->job.config_overrides,
       "With --model-preset: config.json fields to change, e.g. num_hidden_layers=2,hidden_dropout_prob=0.2");

@@ -2,11 +2,11 @@
 // file.
 #include "training_flags.h"
 
-#include <algorithm>
 #include <fstream>
 #include <iterator>
 
 #include "berth/core/error.h"
+#include "berth/train/unsupported_hf_arguments.h"
 
 namespace berth::cli {
 
@@ -47,9 +47,7 @@ train::TrainingArguments resolve_training_arguments(const TrainingFlags& flags,
           extra.substr(2, extra.find('=') == std::string::npos ? std::string::npos : extra.find('=') - 2);
       for (char& c : name)
         if (c == '-') c = '_';
-      const auto& unsupported = train::unsupported_hf_training_arguments();
-      BERTH_CHECK(std::find(unsupported.begin(), unsupported.end(), name) == unsupported.end(),
-                  "unknown flag ", extra, ": ", name,
+      BERTH_CHECK(!train::is_unsupported_hf_training_argument(name), "unknown flag ", extra, ": ", name,
                   " is one of HF's training arguments that berth does not implement. Fix: leave it out");
       const std::string suggestion = train::closest_training_argument(name);
       BERTH_FAIL("unknown flag ", extra,

@@ -1,11 +1,14 @@
-// Small string helpers shared by berth's parsers of flags and environment variables (private to the library).
+// Small string helpers shared by berth's parsers, messages and reports: trim, case, join, integers, printf
+// numbers (private to the library).
 #pragma once
 
 #include <cctype>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace berth::text {
 
@@ -19,6 +22,38 @@ inline std::string to_lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// The items with `separator` between them: join({"a", "b"}, ", ") is "a, b"; {} is "".
+inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+namespace detail {
+template <typename... Numbers>
+std::string printf_numbers(const char* format, Numbers... numbers) {
+  const int size = std::snprintf(nullptr, 0, format, numbers...);
+  if (size <= 0) return "";
+  std::string out(static_cast<size_t>(size), '\0');
+  std::snprintf(out.data(), out.size() + 1, format, numbers...);
+  return out;
+}
+}  // namespace detail
+
+// One number as printf's `format` writes it ("%.2f", "%.4g", " %3.0f%%|"): fixed decimals or significant
+// digits, for reports and progress lines (shortest_number_text gives the shortest exact text instead).
+inline std::string printf_number(const char* format, double value) {
+  return detail::printf_numbers(format, value);
+}
+
+// The same with the precision as an argument: printf_number("%.*f", decimals, value).
+inline std::string printf_number(const char* format, int precision, double value) {
+  return detail::printf_numbers(format, precision, value);
 }
 
 // Digits only, within int range: "+1", "-1", " 1", "1x" and "" are refused rather than half-read.

@@ -9,23 +9,15 @@
 #include "berth/data/charset.h"
 #include "berth/data/html_text.h"
 #include "berth/data/transfer_encoding.h"
+#include "core/text.h"
 
 namespace berth::data {
 namespace {
 
 constexpr int kMaxDepth = 8;
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
+using text::to_lower;
+using text::trim;
 
 struct Header {
   std::string name;   // lowercase
@@ -84,7 +76,8 @@ Entity parse_entity(std::string_view text) {
       continue;
     }
     if (auto colon = header_colon(line))
-      entity.headers.push_back({lower(line.substr(0, *colon)), std::string(trim(line.substr(*colon + 1)))});
+      entity.headers.push_back(
+          {to_lower(line.substr(0, *colon)), std::string(trim(line.substr(*colon + 1)))});
   }
   entity.body = text.substr(pos);
   return entity;
@@ -107,13 +100,13 @@ ContentType parse_content_type(std::optional<std::string_view> header) {
   if (!header) return content_type;
   std::string_view text = *header;
   size_t semicolon = text.find(';');
-  std::string type = lower(trim(text.substr(0, semicolon)));
+  std::string type = to_lower(trim(text.substr(0, semicolon)));
   if (type.find('/') != std::string::npos) content_type.type = type;
   size_t pos = semicolon == std::string_view::npos ? text.size() : semicolon + 1;
   while (pos < text.size()) {
     const size_t eq = text.find('=', pos);
     if (eq == std::string_view::npos) break;
-    std::string name = lower(trim(text.substr(pos, eq - pos)));
+    std::string name = to_lower(trim(text.substr(pos, eq - pos)));
     size_t i = eq + 1;
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
     std::string value;
@@ -136,7 +129,7 @@ ContentType parse_content_type(std::optional<std::string_view> header) {
 }
 
 std::string decode_body(const Entity& entity) {
-  const std::string encoding = lower(trim(entity.header("content-transfer-encoding").value_or("")));
+  const std::string encoding = to_lower(trim(entity.header("content-transfer-encoding").value_or("")));
   if (encoding == "quoted-printable") return decode_quoted_printable(entity.body);
   if (encoding == "base64") return decode_base64(entity.body);
   return std::string(entity.body);
@@ -209,7 +202,7 @@ PartText multipart_text(const Entity& entity, const ContentType& type, int depth
 
 PartText entity_text(const Entity& entity, int depth) {
   if (depth > kMaxDepth) return {};
-  const std::string disposition = lower(entity.header("content-disposition").value_or(""));
+  const std::string disposition = to_lower(entity.header("content-disposition").value_or(""));
   if (disposition.rfind("attachment", 0) == 0) return {};
   const ContentType type = parse_content_type(entity.header("content-type"));
   if (type.type.rfind("multipart/", 0) == 0) return multipart_text(entity, type, depth);

@@ -85,8 +85,9 @@ TokenizedDataset::TokenizedDataset(std::vector<tokenizer::Encoding> encodings, a
 }
 
 const tokenizer::Encoding& TokenizedDataset::encoding(size_t row) const {
-  BERTH_CHECK(row < encodings_.size(), "tokenized dataset: row ", row, " is out of range for ",
-              encodings_.size(), " rows");
+  // Rows come from the sampler or from 0..size()-1: one past the end is a broken index in the caller.
+  BERTH_BUG(row < encodings_.size(), "TokenizedDataset::encoding: row ", row, " of a dataset of ",
+            encodings_.size(), " rows; every row index must be below size()");
   return encodings_[row];
 }
 

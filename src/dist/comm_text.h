@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/text.h"
+
 namespace berth::dist {
 
 // "5 s", "2.5 s".
@@ -26,11 +28,7 @@ inline std::string seconds_text(std::chrono::milliseconds d) {
   return out.str();
 }
 
-inline std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
-  return out;
-}
+using text::join;
 
 // "0, 2, 3".
 inline std::string join_ints(const std::vector<int>& values) {

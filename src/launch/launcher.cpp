@@ -1,342 +1,30 @@
-// Runs one node's worker group: torchrun's environment, prefixed output, signal forwarding, stopping the
-// group when a worker fails, bounded restarts.
+// Runs one node's worker group: validation, the attempts with their bounded restarts, signal forwarding and
+// the failure report; and the launcher's small helpers (free ports, signal names, worker counts).
 #include "berth/launch/launcher.h"
 
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <climits>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <ostream>
-#include <sstream>
 
 #include "berth/core/error.h"
 #include "berth/device/device.h"
 #include "core/text.h"
+#include "launch/signal_watch.h"
+#include "launch/worker_group.h"
 #include "launch/worker_process.h"
 
 namespace berth::launch {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// A signal handler may only touch lock-free atomics; every launch compares the count with its own start.
-std::atomic<int> g_signal_count{0};
-std::atomic<int> g_last_signal{0};
-std::mutex g_handler_mutex;
-int g_handler_users = 0;
-struct sigaction g_old_int {};
-struct sigaction g_old_term {};
-
-void on_signal(int sig) {
-  g_last_signal.store(sig);
-  g_signal_count.fetch_add(1);
-}
-
-// Catches SIGINT and SIGTERM while at least one launch runs, then restores what was there before.
-class SignalWatch {
- public:
-  SignalWatch() {
-    std::lock_guard<std::mutex> lock(g_handler_mutex);
-    if (g_handler_users++ == 0) {
-      struct sigaction sa {};
-      sa.sa_handler = &on_signal;
-      sigemptyset(&sa.sa_mask);
-      sa.sa_flags = SA_RESTART;
-      ::sigaction(SIGINT, &sa, &g_old_int);
-      ::sigaction(SIGTERM, &sa, &g_old_term);
-    }
-    start_ = g_signal_count.load();
-  }
-  ~SignalWatch() {
-    std::lock_guard<std::mutex> lock(g_handler_mutex);
-    if (--g_handler_users == 0) {
-      ::sigaction(SIGINT, &g_old_int, nullptr);
-      ::sigaction(SIGTERM, &g_old_term, nullptr);
-    }
-  }
-  SignalWatch(const SignalWatch&) = delete;
-  SignalWatch& operator=(const SignalWatch&) = delete;
-
-  // The signal received since this watch began; 0 when none.
-  int received() const { return g_signal_count.load() != start_ ? g_last_signal.load() : 0; }
-
- private:
-  int start_ = 0;
-};
-
-// One of a worker's output pipes and the line it has not finished yet.
-struct Stream {
-  int fd = -1;
-  bool is_stderr = false;
-  std::string partial;
-};
-
-struct Worker {
-  int rank = 0;
-  int local_rank = 0;
-  pid_t pid = -1;
-  bool running = false;
-  int status = 0;  // waitpid's, once exited
-  Stream out;
-  Stream err;
-  std::deque<std::string> tail;  // last lines of both streams, prefixed
-};
-
-// waitpid status -> "exit status 3" / "signal SIGKILL".
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + signal_name(WTERMSIG(status));
-  return "stopped (status " + std::to_string(status) + ")";
-}
-
-// The exit code a shell would report for the same status.
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-bool failed(int status) { return !WIFEXITED(status) || WEXITSTATUS(status) != 0; }
-
-std::string format_seconds(double s) {
-  std::ostringstream text;
-  text << s << " s";
-  return text.str();
-}
-
-// One attempt's workers: started together, read together, stopped together.
-class Group {
- public:
-  Group(const LaunchOptions& options, std::ostream& out, std::ostream& err)
-      : options_(options), out_(out), err_(err) {}
-  Group(const Group&) = delete;
-  Group& operator=(const Group&) = delete;
-  ~Group() {
-    // Only reached with workers still running when something threw: leave no orphans behind.
-    for (Worker& w : workers_) {
-      if (w.running) {
-        ::kill(-w.pid, SIGKILL);
-        ::waitpid(w.pid, &w.status, 0);
-      }
-      close_stream(w, w.out);
-      close_stream(w, w.err);
-    }
-  }
-
-  void start(const std::string& path, const std::vector<std::string>& command,
-             const detail::Environment& base_env, int port, int restart_count) {
-    const int nproc = options_.nproc_per_node;
-    for (int local = 0; local < nproc; ++local) {
-      Worker w;
-      w.local_rank = local;
-      w.rank = options_.node_rank * nproc + local;
-      detail::Environment env = base_env;
-      auto set = [&env](const std::string& name, const std::string& value) { env[name] = value; };
-      set("RANK", std::to_string(w.rank));
-      set("LOCAL_RANK", std::to_string(local));
-      set("WORLD_SIZE", std::to_string(options_.nnodes * nproc));
-      set("LOCAL_WORLD_SIZE", std::to_string(nproc));
-      set("GROUP_RANK", std::to_string(options_.node_rank));
-      set("GROUP_WORLD_SIZE", std::to_string(options_.nnodes));
-      set("ROLE_RANK", std::to_string(w.rank));
-      set("ROLE_WORLD_SIZE", std::to_string(options_.nnodes * nproc));
-      set("ROLE_NAME", "default");
-      set("MASTER_ADDR", options_.master_addr);
-      set("MASTER_PORT", std::to_string(port));
-      set("TORCHELASTIC_RESTART_COUNT", std::to_string(restart_count));
-      set("TORCHELASTIC_MAX_RESTARTS", std::to_string(options_.max_restarts));
-      set("BERTH_RESTART_COUNT", std::to_string(restart_count));
-      if (nproc > 1 && env.count("OMP_NUM_THREADS") == 0) set("OMP_NUM_THREADS", "1");
-      // Must be there before the worker starts: libgomp reads it once, in its constructor.
-      if (env.count("OMP_WAIT_POLICY") == 0) set("OMP_WAIT_POLICY", "PASSIVE");
-      if (!options_.local_addr.empty()) set("BERTH_LOCAL_ADDR", options_.local_addr);
-      if (!options_.devices.empty()) set("BERTH_DEVICE", options_.devices[static_cast<size_t>(local)]);
-      for (const auto& [name, value] : options_.extra_env) set(name, value);
-
-      const detail::SpawnedProcess p = detail::spawn_process(path, command, env);
-      w.pid = p.pid;
-      w.running = true;
-      w.out = Stream{p.stdout_fd, false, {}};
-      w.err = Stream{p.stderr_fd, true, {}};
-      workers_.push_back(std::move(w));
-      const Worker& started = workers_.back();
-      out_ << "berth launch: rank " << started.rank << " (local " << local << ") pid " << started.pid
-           << " device " << device_label(local) << "\n";
-    }
-    out_.flush();
-  }
-
-  std::vector<Worker>& workers() { return workers_; }
-
-  bool any_running() const {
-    return std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.running; });
-  }
-
-  bool any_open() const {
-    return std::any_of(workers_.begin(), workers_.end(),
-                       [](const Worker& w) { return w.out.fd >= 0 || w.err.fd >= 0; });
-  }
-
-  // Reads what the pipes have (waiting at most timeout_ms for something), then reaps exited workers.
-  // Returns the indices of workers that exited during this call.
-  std::vector<size_t> pump(int timeout_ms) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<size_t, Stream*>> owners;
-    for (size_t i = 0; i < workers_.size(); ++i) {
-      for (Stream* s : {&workers_[i].out, &workers_[i].err}) {
-        if (s->fd < 0) continue;
-        fds.push_back(pollfd{s->fd, POLLIN, 0});
-        owners.emplace_back(i, s);
-      }
-    }
-    const int ready = ::poll(fds.data(), fds.size(), std::max(0, timeout_ms));
-    if (ready > 0) {
-      for (size_t k = 0; k < fds.size(); ++k) {
-        if (fds[k].revents == 0) continue;
-        read_stream(workers_[owners[k].first], *owners[k].second);
-      }
-      out_.flush();
-      err_.flush();
-    }
-    std::vector<size_t> exited;
-    for (size_t i = 0; i < workers_.size(); ++i) {
-      Worker& w = workers_[i];
-      if (!w.running) continue;
-      int status = 0;
-      const pid_t r = ::waitpid(w.pid, &status, WNOHANG);
-      if (r == w.pid || (r < 0 && errno == ECHILD)) {
-        w.running = false;
-        w.status = r == w.pid ? status : 0;
-        exited.push_back(i);
-      }
-    }
-    return exited;
-  }
-
-  // Reads the remaining output for up to `seconds`: a worker's own children may hold its pipes a while.
-  void drain(double seconds) {
-    const Clock::time_point deadline = Clock::now() + to_duration(seconds);
-    while (any_open() && Clock::now() < deadline) pump(remaining_ms(deadline, 50));
-    for (Worker& w : workers_) {
-      close_stream(w, w.out);
-      close_stream(w, w.err);
-    }
-    out_.flush();
-    err_.flush();
-  }
-
-  // Sends `first_signal` to every running worker's process group, SIGKILL to what is left after the grace
-  // period, and reaps them. Bounded: a process SIGKILL cannot end (stuck in the kernel) is reported, not
-  // waited for.
-  void stop(int first_signal) {
-    for (Worker& w : workers_)
-      if (w.running) ::kill(-w.pid, first_signal);
-    const Clock::time_point grace_end = Clock::now() + to_duration(options_.stop_grace_s);
-    while (any_running() && Clock::now() < grace_end) pump(remaining_ms(grace_end, 50));
-    if (any_running()) {
-      for (Worker& w : workers_) {
-        if (!w.running) continue;
-        err_ << "berth launch: rank " << w.rank << " (pid " << w.pid << ") still running "
-             << format_seconds(options_.stop_grace_s) << " after " << signal_name(first_signal)
-             << "; sending SIGKILL\n";
-        ::kill(-w.pid, SIGKILL);
-      }
-      const Clock::time_point kill_end = Clock::now() + std::chrono::seconds(5);
-      while (any_running() && Clock::now() < kill_end) pump(remaining_ms(kill_end, 50));
-      for (Worker& w : workers_) {
-        if (!w.running) continue;
-        err_ << "berth launch: rank " << w.rank << " (pid " << w.pid
-             << ") did not end 5 s after SIGKILL (stuck in the kernel?); leaving it\n";
-        w.running = false;  // the destructor must not wait for it either
-        w.status = SIGKILL;
-      }
-    }
-    // Whatever a worker started and left behind in its group (a shell's background jobs) goes too.
-    for (Worker& w : workers_) ::kill(-w.pid, SIGKILL);
-    drain(1.0);
-  }
-
-  // The failed worker's last lines, for the failure message.
-  void print_tail(const Worker& w) {
-    if (w.tail.empty()) {
-      err_ << "berth launch: rank " << w.rank << " printed nothing\n";
-      return;
-    }
-    err_ << "berth launch: last " << w.tail.size() << " line" << (w.tail.size() == 1 ? "" : "s")
-         << " of rank " << w.rank << ":\n";
-    for (const std::string& line : w.tail) err_ << "  " << line << "\n";
-  }
-
- private:
-  static Clock::duration to_duration(double seconds) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
-  }
-
-  static int remaining_ms(Clock::time_point deadline, int cap) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return static_cast<int>(std::clamp<long long>(left, 0, cap));
-  }
-
-  std::string device_label(int local) const {
-    if (!options_.devices.empty()) return options_.devices[static_cast<size_t>(local)];
-    if (options_.default_device == "cuda") return "cuda:" + std::to_string(local);
-    return options_.default_device.empty() ? "cpu" : options_.default_device;
-  }
-
-  void read_stream(Worker& w, Stream& s) {
-    char buffer[65536];
-    const ssize_t n = ::read(s.fd, buffer, sizeof(buffer));
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (n <= 0) {
-      close_stream(w, s);
-      return;
-    }
-    s.partial.append(buffer, static_cast<size_t>(n));
-    size_t begin = 0;
-    for (size_t nl = s.partial.find('\n'); nl != std::string::npos; nl = s.partial.find('\n', begin)) {
-      emit(w, s, std::string_view(s.partial).substr(begin, nl - begin));
-      begin = nl + 1;
-    }
-    s.partial.erase(0, begin);
-    // A worker printing without newlines (a progress bar with \r) must not grow this without bound.
-    if (s.partial.size() > 65536) {
-      emit(w, s, s.partial);
-      s.partial.clear();
-    }
-  }
-
-  void close_stream(Worker& w, Stream& s) {
-    if (s.fd < 0) return;
-    if (!s.partial.empty()) emit(w, s, s.partial);
-    s.partial.clear();
-    ::close(s.fd);
-    s.fd = -1;
-  }
-
-  void emit(Worker& w, const Stream& s, std::string_view line) {
-    std::string prefixed = "[rank" + std::to_string(w.rank) + "]: ";
-    prefixed.append(line);
-    (s.is_stderr ? err_ : out_) << prefixed << "\n";
-    w.tail.push_back(std::move(prefixed));
-    while (static_cast<int>(w.tail.size()) > std::max(0, options_.tail_lines)) w.tail.pop_front();
-  }
-
-  const LaunchOptions& options_;
-  std::ostream& out_;
-  std::ostream& err_;
-  std::vector<Worker> workers_;
-};
+using detail::format_seconds;
+using detail::SignalWatch;
+using detail::Worker;
+using detail::WorkerGroup;
 
 struct AttemptResult {
   bool ok = false;
@@ -349,7 +37,7 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
                           const std::vector<std::string>& command, const detail::Environment& base_env,
                           int port, int restart_count, const SignalWatch& signals, std::ostream& out,
                           std::ostream& err) {
-  Group group(options, out, err);
+  WorkerGroup group(options, out, err);
   AttemptResult result;
   if (const int sig = signals.received()) {
     result.launcher_signal = sig;
@@ -369,20 +57,20 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
     }
     for (size_t i : exited) {
       const Worker& w = group.workers()[i];
-      if (!failed(w.status)) continue;
+      if (!detail::failed(w.status)) continue;
       const int status = w.status;
       const pid_t pid = w.pid;
       const int rank = w.rank;
       err << "berth launch: rank " << rank << " (local " << w.local_rank << ", pid " << pid
-          << ") failed: " << describe_status(status)
+          << ") failed: " << detail::describe_status(status)
           << "; stopping the other workers (SIGTERM, SIGKILL after " << format_seconds(options.stop_grace_s)
           << ")\n";
       err.flush();
       group.stop(SIGTERM);
       group.print_tail(group.workers()[i]);
-      result.exit_code = exit_code_of(status);
+      result.exit_code = detail::exit_code_of(status);
       result.failure = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") failed with " +
-                       describe_status(status);
+                       detail::describe_status(status);
       return result;
     }
     if (!group.any_running()) {
@@ -391,12 +79,6 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
       return result;
     }
   }
-}
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : " ") + p;
-  return out;
 }
 
 }  // namespace
@@ -504,7 +186,7 @@ int launch(const LaunchOptions& options, const std::vector<std::string>& command
   }
   out << "berth launch: node " << options.node_rank << " of " << options.nnodes << ", "
       << options.nproc_per_node << " worker" << (options.nproc_per_node == 1 ? "" : "s") << ", master "
-      << options.master_addr << ":" << port << ": " << join(command) << "\n";
+      << options.master_addr << ":" << port << ": " << berth::text::join(command, " ") << "\n";
 
   SignalWatch signals;
   const int attempts = options.max_restarts + 1;
@@ -543,40 +225,6 @@ int parse_nproc(const std::string& text, const std::string& flag) {
   BERTH_CHECK(*n >= 1, flag, " ", *n, " starts no worker: it must be at least 1. Fix: pass ", flag,
               " 1 or more (or auto).");
   return *n;
-}
-
-std::vector<std::string> worker_command_without_flag(const std::vector<std::string>& argv,
-                                                     std::string* nproc_text, const std::string& flag) {
-  BERTH_CHECK(!argv.empty(), "worker_command_without_flag needs the program's argv (argv[0] at least).");
-  std::string underscored = flag;
-  std::replace(underscored.begin() + 2, underscored.end(), '-', '_');
-  std::vector<std::string> out;
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  out.push_back(n > 0 ? std::string(self, static_cast<size_t>(n)) : argv.front());
-  if (nproc_text) nproc_text->clear();
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--") {  // everything after it belongs to the program, not to us
-      out.insert(out.end(), argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
-      break;
-    }
-    if (a == flag || a == underscored) {
-      BERTH_CHECK(i + 1 < argv.size(), flag, " needs a value. Fix: pass ", flag, " N (or auto).");
-      if (nproc_text) *nproc_text = argv[i + 1];
-      ++i;
-      continue;
-    }
-    const std::string* joined = nullptr;  // "--nproc-per-node=2" spelling
-    for (const std::string* name : {&flag, static_cast<const std::string*>(&underscored)})
-      if (a.rfind(*name + "=", 0) == 0) joined = name;
-    if (joined == nullptr) {
-      out.push_back(a);
-    } else if (nproc_text) {
-      *nproc_text = a.substr(joined->size() + 1);
-    }
-  }
-  return out;
 }
 
 }  // namespace berth::launch

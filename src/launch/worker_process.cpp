@@ -1,15 +1,18 @@
-// Starts one worker: PATH lookup, environment, fork/exec into its own process group with piped output.
+// Starts one worker: PATH lookup, environment, fork/exec into its own process group with piped output; and
+// reads its waitpid status.
 #include "launch/worker_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "berth/core/error.h"
+#include "berth/launch/launcher.h"
 
 extern char** environ;
 
@@ -117,5 +120,19 @@ SpawnedProcess spawn_process(const std::string& path, const std::vector<std::str
   ::setpgid(pid, pid);
   return SpawnedProcess{pid, out_pipe[0], err_pipe[0]};
 }
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + signal_name(WTERMSIG(status));
+  return "stopped (status " + std::to_string(status) + ")";
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+bool failed(int status) { return !WIFEXITED(status) || WEXITSTATUS(status) != 0; }
 
 }  // namespace berth::launch::detail

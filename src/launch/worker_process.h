@@ -1,5 +1,5 @@
 // Starting one worker process: its environment, its program on PATH, fork/exec into its own process group
-// with stdout and stderr on pipes (private to the library).
+// with stdout and stderr on pipes; and how it ended, from its waitpid status (private to the library).
 #pragma once
 
 #include <sys/types.h>
@@ -30,5 +30,14 @@ struct SpawnedProcess {
 // exec failure shows as exit status 127 with the reason on the worker's stderr.
 SpawnedProcess spawn_process(const std::string& path, const std::vector<std::string>& args,
                              const Environment& env);
+
+// waitpid status -> "exit status 3" / "killed by signal SIGKILL".
+std::string describe_status(int status);
+
+// The exit code a shell would report for the same status: the exit status, or 128 + the signal.
+int exit_code_of(int status);
+
+// Whether the process did not exit with status 0.
+bool failed(int status);
 
 }  // namespace berth::launch::detail

@@ -3,6 +3,7 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "core/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,12 +25,6 @@ const std::vector<std::string> kProblemTypes = {kRegression, kSingleLabelClassif
 
 // Names a field in messages: "dir/config.json:7: hidden_size" when read from a file, "hidden_size" else.
 using Where = std::function<std::string(const std::string& field)>;
-
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
-  return out;
-}
 
 // 1-based line of byte `offset` in `text`.
 int line_at(const std::string& text, std::size_t offset) {
@@ -264,7 +259,7 @@ void validate_config(const BertConfig& c, const Where& where) {
       "num_attention_heads (e.g. 768 with 12 heads)");
   BERTH_CHECK(std::find(kActivations.begin(), kActivations.end(), c.hidden_act) != kActivations.end(),
               where("hidden_act"), " \"", c.hidden_act, "\" is not a supported activation: berth implements ",
-              join(kActivations, ", "), ". Fix: use one of those (BERT checkpoints use \"gelu\")");
+              text::join(kActivations, ", "), ". Fix: use one of those (BERT checkpoints use \"gelu\")");
   check_dropout(where, "hidden_dropout_prob", c.hidden_dropout_prob);
   check_dropout(where, "attention_probs_dropout_prob", c.attention_probs_dropout_prob);
   if (c.classifier_dropout) check_dropout(where, "classifier_dropout", *c.classifier_dropout);
@@ -289,7 +284,8 @@ void validate_config(const BertConfig& c, const Where& where) {
   BERTH_CHECK(c.num_labels() >= 1, where("id2label"), " is empty: a classifier needs at least one label");
   if (c.problem_type) {
     BERTH_CHECK(std::find(kProblemTypes.begin(), kProblemTypes.end(), *c.problem_type) != kProblemTypes.end(),
-                where("problem_type"), " \"", *c.problem_type, "\" is not one of ", join(kProblemTypes, ", "),
+                where("problem_type"), " \"", *c.problem_type, "\" is not one of ",
+                text::join(kProblemTypes, ", "),
                 ". Fix: use one of those, or null to choose from the labels as HF does");
     BERTH_CHECK(!(*c.problem_type == kSingleLabelClassification && c.num_labels() == 1),
                 where("problem_type"),

@@ -93,35 +93,47 @@ void save_optimizer_state(const AdamW& optimizer, const std::string& path) {
   io::save_safetensors(path, tensors, metadata);
 }
 
-void load_optimizer_state(AdamW& optimizer, const std::string& path, c10::Device state_device) {
-  const io::SafetensorsFile file = io::SafetensorsFile::open(path);
-  const std::map<std::string, std::string>& metadata = file.metadata();
-  const std::string fix =
-      ". Fix: load the optimizer state saved with this model (same architecture, parameter names and order, "
-      "and weight-decay groups), or start the optimizer afresh";
-  auto meta = [&](const std::string& key) -> const std::string& {
-    const auto it = metadata.find(key);
-    BERTH_CHECK(it != metadata.end(), path, ": expected a berth optimizer state file with metadata '", key,
-                "', found none. Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
-    return it->second;
-  };
-  BERTH_CHECK(meta("format") == kFormat, path, ": expected format '", kFormat, "', found '", meta("format"),
-              "'. Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
-  BERTH_CHECK(meta("version") == kVersion, path, ": expected berth-adamw version ", kVersion, ", found '",
-              meta("version"),
-              "'. Fix: use the berth version that wrote this file, or start the optimizer afresh");
+namespace {
 
+const char* const kNotBerth = ". Fix: pass an optimizer.pt written by berth (save_optimizer_state)";
+const char* const kOtherModel =
+    ". Fix: load the optimizer state saved with this model (same architecture, parameter names and order, "
+    "and weight-decay groups), or start the optimizer afresh";
+
+// An optimizer state file being read: its tensors, its metadata and its name for messages.
+struct StateFile {
+  std::string path;
+  io::SafetensorsFile file;
+  const std::map<std::string, std::string>& metadata() const { return file.metadata(); }
+  const std::string& meta(const std::string& key) const {
+    const auto it = metadata().find(key);
+    BERTH_CHECK(it != metadata().end(), path, ": expected a berth optimizer state file with metadata '", key,
+                "', found none", kNotBerth);
+    return it->second;
+  }
+};
+
+// The format and version checks, then metadata param_groups as a JSON array.
+nlohmann::json read_param_groups(const StateFile& in) {
+  BERTH_CHECK(in.meta("format") == kFormat, in.path, ": expected format '", kFormat, "', found '",
+              in.meta("format"), "'", kNotBerth);
+  BERTH_CHECK(in.meta("version") == kVersion, in.path, ": expected berth-adamw version ", kVersion,
+              ", found '", in.meta("version"),
+              "'. Fix: use the berth version that wrote this file, or start the optimizer afresh");
   nlohmann::json groups;
   try {
-    groups = nlohmann::json::parse(meta("param_groups"));
+    groups = nlohmann::json::parse(in.meta("param_groups"));
   } catch (const nlohmann::json::exception& e) {
-    BERTH_FAIL(path, ": metadata param_groups is not valid JSON (", e.what(),
-               "). Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
+    BERTH_FAIL(in.path, ": metadata param_groups is not valid JSON (", e.what(), ")", kNotBerth);
   }
-  BERTH_CHECK(groups.is_array(), path, ": metadata param_groups must be a JSON array, found ",
-              groups.type_name(), ". Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
+  BERTH_CHECK(groups.is_array(), in.path, ": metadata param_groups must be a JSON array, found ",
+              groups.type_name(), kNotBerth);
+  return groups;
+}
 
-  const std::vector<NamedParam> params = named_params(optimizer);
+// The file's parameters must be the optimizer's: same names, order and groups.
+void check_same_parameters(const StateFile& in, const nlohmann::json& groups,
+                           const std::vector<NamedParam>& params, size_t optimizer_groups) {
   std::vector<std::string> file_names;
   std::vector<std::size_t> file_groups;
   try {
@@ -132,57 +144,62 @@ void load_optimizer_state(AdamW& optimizer, const std::string& path, c10::Device
       }
     }
   } catch (const nlohmann::json::exception& e) {
-    BERTH_FAIL(path, ": metadata param_groups lacks a valid \"params\" list (", e.what(),
-               "). Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
+    BERTH_FAIL(in.path, ": metadata param_groups lacks a valid \"params\" list (", e.what(), ")", kNotBerth);
   }
   for (std::size_t i = 0; i < std::min(file_names.size(), params.size()); ++i) {
-    BERTH_CHECK(file_names[i] == params[i].name, path, ": parameter ", i, " is '", file_names[i],
-                "' in the file but '", params[i].name, "' in this optimizer", fix);
-    BERTH_CHECK(file_groups[i] == params[i].group, path, ": parameter '", params[i].name,
+    BERTH_CHECK(file_names[i] == params[i].name, in.path, ": parameter ", i, " is '", file_names[i],
+                "' in the file but '", params[i].name, "' in this optimizer", kOtherModel);
+    BERTH_CHECK(file_groups[i] == params[i].group, in.path, ": parameter '", params[i].name,
                 "' is in param group ", file_groups[i], " in the file but in group ", params[i].group,
-                " in this optimizer", fix);
+                " in this optimizer", kOtherModel);
   }
-  BERTH_CHECK(file_names.size() == params.size(), path, ": the file holds state for ", file_names.size(),
+  BERTH_CHECK(file_names.size() == params.size(), in.path, ": the file holds state for ", file_names.size(),
               " parameters in ", groups.size(), " groups, this optimizer has ", params.size(),
-              " parameters in ", optimizer.param_groups().size(), " groups (first extra: '",
+              " parameters in ", optimizer_groups, " groups (first extra: '",
               file_names.size() > params.size() ? file_names[params.size()] : params[file_names.size()].name,
-              "')", fix);
-  BERTH_CHECK(groups.size() == optimizer.param_groups().size(), path, ": the file has ", groups.size(),
-              " param groups, this optimizer ", optimizer.param_groups().size(), fix);
+              "')", kOtherModel);
+  BERTH_CHECK(groups.size() == optimizer_groups, in.path, ": the file has ", groups.size(),
+              " param groups, this optimizer ", optimizer_groups, kOtherModel);
+}
 
-  // Read and check everything first, then assign: a bad file leaves the optimizer as it was.
-  std::vector<std::unique_ptr<torch::optim::AdamWParamState>> states(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const NamedParam& named = params[i];
-    const std::string avg = named.name + ".exp_avg";
-    const std::string avg_sq = named.name + ".exp_avg_sq";
-    const auto step = metadata.find("step." + named.name);
-    if (!file.contains(avg) && !file.contains(avg_sq) && step == metadata.end()) continue;  // no state yet
-    BERTH_CHECK(file.contains(avg) && file.contains(avg_sq) && step != metadata.end(), path, ": parameter '",
-                named.name, "' has only part of its state (", avg, ", ", avg_sq, ", step.", named.name,
-                "). Fix: pass a complete optimizer.pt written by berth (save_optimizer_state)");
-    for (const std::string& tensor_name : {avg, avg_sq}) {
-      const std::vector<int64_t> shape = file.shape(tensor_name);
-      BERTH_CHECK(at::IntArrayRef(shape) == named.param.sizes(), path, ": parameter '", named.name,
-                  "' has shape ", shape_text(named.param.sizes()), " in this optimizer but its state ",
-                  tensor_name, " has shape ", shape_text(shape), " in the file", fix);
-    }
-    int64_t step_count = 0;
-    try {
-      std::size_t used = 0;
-      step_count = std::stoll(step->second, &used);
-      BERTH_CHECK(used == step->second.size() && step_count >= 0, "");
-    } catch (const std::exception&) {
-      BERTH_FAIL(path, ": metadata step.", named.name, " must be an integer >= 0, found '", step->second,
-                 "'. Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
-    }
-    const at::TensorOptions to = named.param.options().device(state_device);
-    auto state = std::make_unique<torch::optim::AdamWParamState>();
-    state->step(step_count);
-    state->exp_avg(file.tensor(avg).to(to));
-    state->exp_avg_sq(file.tensor(avg_sq).to(to));
-    states[i] = std::move(state);
+// One parameter's moments and step, checked against its shape; nullptr when the file has no state for it.
+std::unique_ptr<torch::optim::AdamWParamState> read_param_state(const StateFile& in, const NamedParam& named,
+                                                                c10::Device state_device) {
+  const std::string avg = named.name + ".exp_avg";
+  const std::string avg_sq = named.name + ".exp_avg_sq";
+  const auto step = in.metadata().find("step." + named.name);
+  const bool has_avg = in.file.contains(avg), has_avg_sq = in.file.contains(avg_sq);
+  if (!has_avg && !has_avg_sq && step == in.metadata().end()) return nullptr;  // no state yet
+  BERTH_CHECK(has_avg && has_avg_sq && step != in.metadata().end(), in.path, ": parameter '", named.name,
+              "' has only part of its state (", avg, ", ", avg_sq, ", step.", named.name,
+              "). Fix: pass a complete optimizer.pt written by berth (save_optimizer_state)");
+  for (const std::string& tensor_name : {avg, avg_sq}) {
+    const std::vector<int64_t> shape = in.file.shape(tensor_name);
+    BERTH_CHECK(at::IntArrayRef(shape) == named.param.sizes(), in.path, ": parameter '", named.name,
+                "' has shape ", shape_text(named.param.sizes()), " in this optimizer but its state ",
+                tensor_name, " has shape ", shape_text(shape), " in the file", kOtherModel);
   }
+  int64_t step_count = 0;
+  try {
+    std::size_t used = 0;
+    step_count = std::stoll(step->second, &used);
+    BERTH_CHECK(used == step->second.size() && step_count >= 0, "");
+  } catch (const std::exception&) {
+    BERTH_FAIL(in.path, ": metadata step.", named.name, " must be an integer >= 0, found '", step->second,
+               "'", kNotBerth);
+  }
+  const at::TensorOptions to = named.param.options().device(state_device);
+  auto state = std::make_unique<torch::optim::AdamWParamState>();
+  state->step(step_count);
+  state->exp_avg(in.file.tensor(avg).to(to));
+  state->exp_avg_sq(in.file.tensor(avg_sq).to(to));
+  return state;
+}
+
+// Each group's hyperparameters from the file, over the optimizer's current options.
+std::vector<std::unique_ptr<torch::optim::AdamWOptions>> read_group_options(const StateFile& in,
+                                                                            const nlohmann::json& groups,
+                                                                            AdamW& optimizer) {
   std::vector<std::unique_ptr<torch::optim::AdamWOptions>> options(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     try {
@@ -195,11 +212,25 @@ void load_optimizer_state(AdamW& optimizer, const std::string& path, c10::Device
       restored->weight_decay(group.at("weight_decay").get<double>());
       options[g] = std::move(restored);
     } catch (const nlohmann::json::exception& e) {
-      BERTH_FAIL(path, ": metadata param_groups[", g, "] lacks a valid hyperparameter (", e.what(),
-                 "). Fix: pass an optimizer.pt written by berth (save_optimizer_state)");
+      BERTH_FAIL(in.path, ": metadata param_groups[", g, "] lacks a valid hyperparameter (", e.what(), ")",
+                 kNotBerth);
     }
   }
+  return options;
+}
 
+}  // namespace
+
+void load_optimizer_state(AdamW& optimizer, const std::string& path, c10::Device state_device) {
+  const StateFile in{path, io::SafetensorsFile::open(path)};
+  const nlohmann::json groups = read_param_groups(in);
+  const std::vector<NamedParam> params = named_params(optimizer);
+  check_same_parameters(in, groups, params, optimizer.param_groups().size());
+  // Read and check everything first, then assign: a bad file leaves the optimizer as it was.
+  std::vector<std::unique_ptr<torch::optim::AdamWParamState>> states(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) states[i] = read_param_state(in, params[i], state_device);
+  std::vector<std::unique_ptr<torch::optim::AdamWOptions>> options =
+      read_group_options(in, groups, optimizer);
   auto& state_map = optimizer.state();
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto key = compat::optimizer_state_key(params[i].param);

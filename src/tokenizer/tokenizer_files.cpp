@@ -124,12 +124,9 @@ Side parse_side(const json& section, const std::string& where) {
   BERTH_FAIL(where, ": direction '", text, "' is unknown; expected Left or Right");
 }
 
-WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& config) {
-  const std::string where = path.string();
-  json j = read_json(path);
-  BERTH_CHECK(j.is_object(), where, ": expected a JSON object, found ", j.type_name());
-
-  // model; HF's own files may leave out its "type" (serde then tells the models apart by their fields)
+// model: WordPiece with its vocabulary; HF's own files may leave out its "type" (serde then tells the models
+// apart by their fields).
+WordPiece read_wordpiece_model(json& j, const std::string& where, WordPieceOptions& options) {
   BERTH_CHECK(j.contains("model") && j["model"].is_object(), where,
               ": the model is missing. Fix: use a BERT ",
               "tokenizer.json (or only vocab.txt + tokenizer_config.json)");
@@ -137,7 +134,6 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
     j["model"]["type"] = "WordPiece";
   section_type(j, "model", where, {"WordPiece"});
   const json& m = j["model"];
-  WordPieceOptions options;
   options.unk_token = get<std::string>(m, "unk_token", where, options.unk_token);
   options.continuing_subword_prefix =
       get<std::string>(m, "continuing_subword_prefix", where, options.continuing_subword_prefix);
@@ -160,9 +156,11 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
     tokens[id] = it.key();
     filled[id] = true;
   }
-  WordPiece model(std::move(tokens), options, where + " (model.vocab)");
+  return WordPiece(std::move(tokens), options, where + " (model.vocab)");
+}
 
-  // normalizer, with tokenizer_config.json's settings taking precedence as in transformers
+// normalizer, with tokenizer_config.json's settings taking precedence as in transformers.
+BertNormalizerOptions read_normalizer(json& j, const std::string& where, const Config& config) {
   section_type(j, "normalizer", where, {"BertNormalizer"});
   const json& n = j["normalizer"];
   BertNormalizerOptions normalizer;
@@ -175,9 +173,10 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
   if (config.strip_accents) normalizer.strip_accents = *config.strip_accents;
   if (config.tokenize_chinese_chars) normalizer.handle_chinese_chars = *config.tokenize_chinese_chars;
 
-  section_type(j, "pre_tokenizer", where, {"BertPreTokenizer"});
+  return normalizer;
+}
 
-  // post-processor
+TemplateProcessing read_post_processor(json& j, const std::string& where) {
   std::string post_type = section_type(j, "post_processor", where, {"TemplateProcessing", "BertProcessing"});
   const json& p = j["post_processor"];
   TemplateProcessing post;
@@ -224,7 +223,11 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
     }
   }
 
-  // added tokens: matched verbatim in the raw text
+  return post;
+}
+
+// added tokens: matched verbatim in the raw text.
+std::vector<AddedToken> read_added_tokens(json& j, const std::string& where) {
   std::vector<AddedToken> added;
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     for (const json& t : j["added_tokens"]) {
@@ -239,11 +242,10 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
     }
   }
 
-  SpecialTokenTexts special = config.special_tokens;
-  special.unk = options.unk_token;
-  WordPieceTokenizer tokenizer(BertNormalizer(normalizer), std::move(model), std::move(post),
-                               std::move(added), special);
+  return added;
+}
 
+void read_truncation_and_padding(json& j, const std::string& where, WordPieceTokenizer& tokenizer) {
   if (j.contains("truncation") && j["truncation"].is_object()) {
     const json& t = j["truncation"];
     TruncationOptions truncation;
@@ -267,6 +269,23 @@ WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& confi
     padding.pad_token = get<std::string>(pad, "pad_token", where, "[PAD]");
     tokenizer.set_padding(padding);
   }
+}
+
+WordPieceTokenizer load_tokenizer_json(const fs::path& path, const Config& config) {
+  const std::string where = path.string();
+  json j = read_json(path);
+  BERTH_CHECK(j.is_object(), where, ": expected a JSON object, found ", j.type_name());
+  WordPieceOptions options;
+  WordPiece model = read_wordpiece_model(j, where, options);
+  const BertNormalizerOptions normalizer = read_normalizer(j, where, config);
+  section_type(j, "pre_tokenizer", where, {"BertPreTokenizer"});
+  TemplateProcessing post = read_post_processor(j, where);
+  std::vector<AddedToken> added = read_added_tokens(j, where);
+  SpecialTokenTexts special = config.special_tokens;
+  special.unk = options.unk_token;
+  WordPieceTokenizer tokenizer(BertNormalizer(normalizer), std::move(model), std::move(post),
+                               std::move(added), special);
+  read_truncation_and_padding(j, where, tokenizer);
   return tokenizer;
 }
 
@@ -300,6 +319,56 @@ WordPieceTokenizer load_tokenizer(const std::string& dir) {
   return std::move(*tokenizer);
 }
 
+namespace {
+
+json added_tokens_json(const WordPieceTokenizer& tokenizer) {
+  json added = json::array();
+  for (const AddedToken& t : tokenizer.added_tokens()) {
+    added.push_back({{"id", t.id},
+                     {"content", t.content},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", t.special}});
+  }
+  // HF lists added tokens by id.
+  std::sort(added.begin(), added.end(),
+            [](const json& a, const json& b) { return a["id"].get<int64_t>() < b["id"].get<int64_t>(); });
+
+  return added;
+}
+
+json truncation_json(const WordPieceTokenizer& tokenizer) {
+  json truncation = nullptr;
+  if (const auto& t = tokenizer.truncation()) {
+    const char* strategy = t->strategy == TruncationStrategy::LongestFirst ? "LongestFirst"
+                           : t->strategy == TruncationStrategy::OnlyFirst  ? "OnlyFirst"
+                                                                           : "OnlySecond";
+    truncation = {{"direction", side_json(t->direction)},
+                  {"max_length", t->max_length},
+                  {"strategy", strategy},
+                  {"stride", t->stride}};
+  }
+  return truncation;
+}
+
+json padding_json(const WordPieceTokenizer& tokenizer) {
+  json padding = nullptr;
+  if (const auto& p = tokenizer.padding()) {
+    padding = {{"strategy", p->strategy == PaddingStrategy::Longest ? json("BatchLongest")
+                                                                    : json({{"Fixed", p->max_length}})},
+               {"direction", side_json(p->direction)},
+               {"pad_to_multiple_of", p->pad_to_multiple_of ? json(p->pad_to_multiple_of) : json(nullptr)},
+               {"pad_id", p->pad_id},
+               {"pad_type_id", p->pad_type_id},
+               {"pad_token", p->pad_token}};
+  }
+  return padding;
+}
+
+}  // namespace
+
 void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir) {
   const fs::path root(dir);
   std::error_code error;
@@ -323,19 +392,7 @@ void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir)
                  {"mask_token", special.mask}};
   if (tokenizer.model_max_length) config["model_max_length"] = *tokenizer.model_max_length;
 
-  json added = json::array();
-  for (const AddedToken& t : tokenizer.added_tokens()) {
-    added.push_back({{"id", t.id},
-                     {"content", t.content},
-                     {"single_word", false},
-                     {"lstrip", false},
-                     {"rstrip", false},
-                     {"normalized", false},
-                     {"special", t.special}});
-  }
-  // HF lists added tokens by id.
-  std::sort(added.begin(), added.end(),
-            [](const json& a, const json& b) { return a["id"].get<int64_t>() < b["id"].get<int64_t>(); });
+  const json added = added_tokens_json(tokenizer);
 
   const auto template_json = [](const std::vector<TemplatePiece>& pieces) {
     json out = json::array();
@@ -353,26 +410,8 @@ void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir)
   for (const TemplateSpecialToken& t : post.special_tokens)
     special_tokens[t.name] = {{"id", t.name}, {"ids", t.ids}, {"tokens", t.tokens}};
 
-  json truncation = nullptr;
-  if (const auto& t = tokenizer.truncation()) {
-    const char* strategy = t->strategy == TruncationStrategy::LongestFirst ? "LongestFirst"
-                           : t->strategy == TruncationStrategy::OnlyFirst  ? "OnlyFirst"
-                                                                           : "OnlySecond";
-    truncation = {{"direction", side_json(t->direction)},
-                  {"max_length", t->max_length},
-                  {"strategy", strategy},
-                  {"stride", t->stride}};
-  }
-  json padding = nullptr;
-  if (const auto& p = tokenizer.padding()) {
-    padding = {{"strategy", p->strategy == PaddingStrategy::Longest ? json("BatchLongest")
-                                                                    : json({{"Fixed", p->max_length}})},
-               {"direction", side_json(p->direction)},
-               {"pad_to_multiple_of", p->pad_to_multiple_of ? json(p->pad_to_multiple_of) : json(nullptr)},
-               {"pad_id", p->pad_id},
-               {"pad_type_id", p->pad_type_id},
-               {"pad_token", p->pad_token}};
-  }
+  const json truncation = truncation_json(tokenizer);
+  const json padding = padding_json(tokenizer);
 
   json vocab_json = json::object();
   for (size_t i = 0; i < model.tokens().size(); ++i) vocab_json[model.tokens()[i]] = i;

@@ -119,23 +119,21 @@ bool lower_priority(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
-std::vector<std::string> train_wordpiece(const std::unordered_map<std::string, uint64_t>& word_counts,
-                                         const WordPieceTrainerOptions& options) {
-  // Sorted words: nothing below depends on the hash map's order.
+namespace {
+
+std::vector<std::pair<std::u32string, uint64_t>> sorted_words(
+    const std::unordered_map<std::string, uint64_t>& word_counts) {
   std::vector<std::pair<std::u32string, uint64_t>> words;
-  {
-    std::vector<std::pair<std::string, uint64_t>> sorted(word_counts.begin(), word_counts.end());
-    std::sort(sorted.begin(), sorted.end());
-    for (const auto& [word, count] : sorted)
-      if (count > 0 && !word.empty()) words.emplace_back(decode(word), count);
-  }
+  std::vector<std::pair<std::string, uint64_t>> sorted(word_counts.begin(), word_counts.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [word, count] : sorted)
+    if (count > 0 && !word.empty()) words.emplace_back(decode(word), count);
+  return words;
+}
+
+void add_continuation_tokens(Vocab& vocab, const std::vector<std::pair<std::u32string, uint64_t>>& words,
+                             const std::vector<char32_t>& alphabet, const WordPieceTrainerOptions& options) {
   const std::string& prefix = options.continuing_subword_prefix;
-
-  Vocab vocab;
-  for (const std::string& special : options.special_tokens) vocab.add(special);
-  const std::vector<char32_t> alphabet = compute_alphabet(words, options);
-  for (char32_t c : alphabet) vocab.add(encode(c));
-
   // Continuation tokens "##c" for every alphabet character seen after a word's first character.
   std::vector<char32_t> continuations;
   for (const auto& [word, count] : words)
@@ -155,7 +153,11 @@ std::vector<std::string> train_wordpiece(const std::unordered_map<std::string, u
     }
   }
   for (char32_t c : continuations) vocab.add(prefix + encode(c));
+}
 
+std::vector<std::vector<uint32_t>> word_symbols(const std::vector<std::pair<std::u32string, uint64_t>>& words,
+                                                const std::vector<char32_t>& alphabet, Vocab& vocab,
+                                                const std::string& prefix) {
   // Each word as token ids; characters outside the alphabet are left out, as HF does.
   std::vector<std::vector<uint32_t>> symbols(words.size());
   for (size_t w = 0; w < words.size(); ++w) {
@@ -165,6 +167,26 @@ std::vector<std::string> train_wordpiece(const std::unordered_map<std::string, u
       symbols[w].push_back(vocab.id(i == 0 ? encode(word[i]) : prefix + encode(word[i])));
     }
   }
+
+  return symbols;
+}
+
+}  // namespace
+
+std::vector<std::string> train_wordpiece(const std::unordered_map<std::string, uint64_t>& word_counts,
+                                         const WordPieceTrainerOptions& options) {
+  // Sorted words: nothing below depends on the hash map's order.
+  const std::vector<std::pair<std::u32string, uint64_t>> words = sorted_words(word_counts);
+  const std::string& prefix = options.continuing_subword_prefix;
+
+  Vocab vocab;
+  for (const std::string& special : options.special_tokens) vocab.add(special);
+  const std::vector<char32_t> alphabet = compute_alphabet(words, options);
+  for (char32_t c : alphabet) vocab.add(encode(c));
+
+  add_continuation_tokens(vocab, words, alphabet, options);
+
+  std::vector<std::vector<uint32_t>> symbols = word_symbols(words, alphabet, vocab, prefix);
 
   std::unordered_map<uint64_t, int64_t> pair_counts;
   std::map<Pair, std::vector<size_t>> where_to_update;  // ordered: candidates are queued in pair order

@@ -8,7 +8,8 @@
 
 namespace berth::train {
 
-void write_metrics(std::ostream& out, const std::string& title, const std::map<std::string, double>& metrics) {
+void write_metrics(std::ostream& out, const std::string& title,
+                   const std::map<std::string, double>& metrics) {
   out << "***** " << title << " *****\n";
   for (const auto& [name, value] : metrics)
     out << "  " << std::left << std::setw(28) << name << " = " << std::setprecision(4) << value << "\n";

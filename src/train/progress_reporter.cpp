@@ -10,24 +10,20 @@
 #include <ostream>
 #include <vector>
 
+#include "core/text.h"
+
 namespace berth::train {
 namespace {
-
-std::string printf_text(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 // As Python's repr prints a float in HF's dict lines, kept short: 1.0, 0.2143, 4.1e-05.
 std::string python_number(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == std::floor(value) && std::fabs(value) < 1e15) return printf_text("%.1f", value);
+  if (value == std::floor(value) && std::fabs(value) < 1e15) return text::printf_number("%.1f", value);
   // Four significant digits keep the line short; large values (runtimes, flos) keep their fraction's first
   // digit.
-  if (std::fabs(value) >= 1e4 && std::fabs(value) < 1e15) return printf_text("%.1f", value);
-  return printf_text("%.4g", value);
+  if (std::fabs(value) >= 1e4 && std::fabs(value) < 1e15) return text::printf_number("%.1f", value);
+  return text::printf_number("%.4g", value);
 }
 
 // The order HF's Trainer logs keys in (loss, grad_norm, learning_rate, ..., epoch), the rest by name.
@@ -150,7 +146,7 @@ std::string ProgressReporter::bar_text() const {
       total > 0 ? std::clamp(static_cast<double>(step_) / static_cast<double>(total), 0.0, 1.0) : 0;
   std::string text;
   if (total > 0) {
-    text += printf_text(" %3.0f%%|", std::floor(fraction * 100));
+    text += text::printf_number(" %3.0f%%|", std::floor(fraction * 100));
     // tqdm's smooth bar: full blocks, then one partial block in eighths, then spaces.
     static const char* const partial[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
     const int width = std::max(1, options_.bar_width);
@@ -179,15 +175,15 @@ std::string ProgressReporter::bar_text() const {
       first_step_ >= 0 ? std::chrono::duration<double>(now() - first_step_time_).count() : 0;
   if (first_step_ >= 0 && step_ > first_step_ && since_first > 0) {
     const double rate = static_cast<double>(step_ - first_step_) / since_first;
-    text += rate >= 1 ? ", " + printf_text("%.2f", rate) + " it/s"
-                      : ", " + printf_text("%.2f", 1 / rate) + " s/it";
+    text += rate >= 1 ? ", " + text::printf_number("%.2f", rate) + " it/s"
+                      : ", " + text::printf_number("%.2f", 1 / rate) + " s/it";
   } else {
     text += ", ? it/s";
   }
-  text += ", epoch " + printf_text("%.2f", epoch_);
-  if (loss_) text += ", loss " + printf_text("%.3g", *loss_);
-  if (learning_rate_) text += ", lr " + printf_text("%.2g", *learning_rate_);
-  if (samples_per_second_ > 0) text += ", " + printf_text("%.1f", samples_per_second_) + " samples/s";
+  text += ", epoch " + text::printf_number("%.2f", epoch_);
+  if (loss_) text += ", loss " + text::printf_number("%.3g", *loss_);
+  if (learning_rate_) text += ", lr " + text::printf_number("%.2g", *learning_rate_);
+  if (samples_per_second_ > 0) text += ", " + text::printf_number("%.1f", samples_per_second_) + " samples/s";
   text += "]";
   return cut_to_columns(text, options_.columns > 0 ? options_.columns - 1 : 0);
 }
@@ -212,20 +208,21 @@ std::string ProgressReporter::plain_line(const std::map<std::string, double>& en
             std::to_string(step * 100 / options_.total_steps) + "%)";
   }
   const auto epoch_it = entry.find("epoch");
-  line += " epoch " + printf_text("%.2f", epoch_it != entry.end() ? epoch_it->second : epoch_);
+  line += " epoch " + text::printf_number("%.2f", epoch_it != entry.end() ? epoch_it->second : epoch_);
   for (const auto& [key, value] : ordered(entry)) {
     if (key == "step" || key == "epoch" || key == "total_flos") continue;
     if (key == "learning_rate") {
-      line += " lr " + printf_text("%.2e", value);
+      line += " lr " + text::printf_number("%.2e", value);
     } else if (ends_with(key, "loss")) {
-      line += " " + key + " " + printf_text("%.4f", value);
+      line += " " + key + " " + text::printf_number("%.4f", value);
     } else {
-      line += " " + key + " " + printf_text("%.4g", value);
+      line += " " + key + " " + text::printf_number("%.4g", value);
     }
   }
   // A training-step entry also says how fast it goes and how long is left.
   if (entry.count("loss") && entry.count("learning_rate")) {
-    if (samples_per_second_ > 0) line += " " + printf_text("%.1f", samples_per_second_) + " samples/s";
+    if (samples_per_second_ > 0)
+      line += " " + text::printf_number("%.1f", samples_per_second_) + " samples/s";
     const auto left = seconds_left();
     if (left) line += " eta " + format_eta(*left);
   }

@@ -87,7 +87,7 @@ RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext con
         resolve_deepspeed_config(*args.deepspeed, args, world_size, &plan.warnings));
     plan.zero_ = plan.deepspeed_->zero;
   } else if (!args.fsdp.empty()) {
-    plan.zero_ = zero_options_from_fsdp(args.fsdp);
+    plan.zero_ = dist::zero_options_from_fsdp(args.fsdp);
   }
   plan.sharding = describe_zero(plan.zero_);
   plan.gradient_sync = make_gradient_sync(args, plan.zero_, plan.process.comm);
@@ -97,9 +97,9 @@ RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext con
                             : args.fp16     ? Precision::fp16
                             : args.bf16     ? Precision::bf16
                                             : Precision::fp32;
-    plan.precision = resolve_precision(asked == Precision::fp16, asked == Precision::bf16, plan.device(),
-                                       plan.deepspeed_ ? plan.deepspeed_->precision.loss_scale
-                                                       : LossScaleOptions{});
+    plan.precision =
+        resolve_precision(asked == Precision::fp16, asked == Precision::bf16, plan.device(),
+                          plan.deepspeed_ ? plan.deepspeed_->precision.loss_scale : LossScaleOptions{});
   }
   return plan;
 }

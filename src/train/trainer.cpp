@@ -495,7 +495,8 @@ TrainOutput Trainer::finish_run(Run& run) {
   const double world_loss = comm().all_reduce_sum(run.total_loss, "averaging the training loss over ranks") /
                             static_cast<double>(comm().world_size());
   output.training_loss = steps_done > 0 ? world_loss / static_cast<double>(steps_done) : 0.0;
-  const int64_t total_batch = args_.per_device_train_batch_size * run.accumulation * gradient_sync_->world_size();
+  const int64_t total_batch =
+      args_.per_device_train_batch_size * run.accumulation * gradient_sync_->world_size();
   const double num_samples = args_.max_steps > 0
                                  ? static_cast<double>(run.max_steps * total_batch)
                                  : static_cast<double>(train_dataset_->size()) * args_.num_train_epochs;
@@ -560,8 +561,9 @@ bool Trainer::update_best_metric(const std::map<std::string, double>& metrics) {
   if (it == metrics.end()) {
     std::string available;
     for (const auto& [name, value] : metrics) available += (available.empty() ? "" : ", ") + name;
-    BERTH_FAIL("metric_for_best_model '", *args_.resolved_metric_for_best_model(), "' is not among the evaluation's ",
-               "metrics (looked for '", key, "'; found ", available, "). Fix: pick one of those");
+    BERTH_FAIL("metric_for_best_model '", *args_.resolved_metric_for_best_model(),
+               "' is not among the evaluation's ", "metrics (looked for '", key, "'; found ", available,
+               "). Fix: pick one of those");
   }
   const bool greater = args_.metric_greater_is_better();
   if (state_.best_metric && !(greater ? it->second > *state_.best_metric : it->second < *state_.best_metric))

@@ -69,8 +69,9 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   }
   PredictionOutput output;
   const int64_t num_labels = model_->config.num_labels();
-  output.logits = dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
-                              static_cast<int64_t>(dataset.size()), num_labels);
+  output.logits =
+      dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
+                        static_cast<int64_t>(dataset.size()), num_labels);
   const std::string problem = model_->config.problem_type.value_or(
       model_->config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
   if (problem == kSingleLabelClassification) {

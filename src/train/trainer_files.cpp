@@ -85,7 +85,8 @@ void Trainer::resume_from(const std::string& checkpoint) {
   scheduler_->load_state_json(detail::read_checkpoint_file(checkpoint + "/scheduler.json"));
   const std::string scaler_file = checkpoint + "/loss_scaler.json";
   if (loss_scaler_ && fs::exists(scaler_file) &&
-      !loss_scaler_->load_state_json(detail::read_checkpoint_file(scaler_file), scaler_file) && is_main_process())
+      !loss_scaler_->load_state_json(detail::read_checkpoint_file(scaler_file), scaler_file) &&
+      is_main_process())
     console() << "note: " << scaler_file
               << " is a static scaler's state and this run scales dynamically (or the reverse): the loss "
                  "scale starts afresh\n";

@@ -21,9 +21,9 @@
 #include "berth/train/callbacks.h"
 #include "berth/train/checkpoint_dir.h"
 #include "berth/train/encode_options.h"
+#include "berth/train/metrics_text.h"
 #include "berth/train/run_plan.h"
 #include "berth/train/trainer.h"
-#include "berth/train/metrics_text.h"
 
 namespace berth::train {
 namespace {
@@ -76,7 +76,8 @@ void resume_after_restart(TrainingArguments& args, const EnvLookup& env, std::os
   const auto count = env("TORCHELASTIC_RESTART_COUNT");
   if (!count || *count == "0" || args.resume_from_checkpoint) return;
   if (!std::filesystem::exists(args.output_dir) || !latest_checkpoint(args.output_dir)) {
-    out << "restart " << *count << ": no checkpoint in " << args.output_dir << " yet, training from the start\n";
+    out << "restart " << *count << ": no checkpoint in " << args.output_dir
+        << " yet, training from the start\n";
     return;
   }
   args.resume_from_checkpoint = "latest";
@@ -125,7 +126,8 @@ BertConfig preset_config(const TrainingJobOptions& options, const tokenizer::Wor
 EncodedData encode_data(data::LoadedDatasets text, const tokenizer::WordPieceTokenizer& tokenizer,
                         const data::EncodeTextOptions& encoding, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
-  auto encode = [&](const std::optional<data::TextDataset>& dataset) -> std::shared_ptr<data::TokenizedDataset> {
+  auto encode =
+      [&](const std::optional<data::TextDataset>& dataset) -> std::shared_ptr<data::TokenizedDataset> {
     if (!dataset) return nullptr;
     return std::make_shared<data::TokenizedDataset>(data::encode_text_dataset(*dataset, tokenizer, encoding));
   };
@@ -181,7 +183,8 @@ void run_search(Trainer& trainer, const TrainingJobOptions& options, std::ostrea
 }
 
 // One training, then the eval and test metrics, the confusion matrix and the report.
-void run_training(Trainer& trainer, const EncodedData& data, const std::string& output_dir, std::ostream& out) {
+void run_training(Trainer& trainer, const EncodedData& data, const std::string& output_dir,
+                  std::ostream& out) {
   const TrainOutput result = trainer.train();
   trainer.save_metrics("train", result.metrics);
   std::map<std::string, double> final_metrics;
@@ -217,8 +220,9 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   std::ostream& out = plan->is_main() ? console : null_stream();
   if (plan->process.env.distributed()) {
     args.device = device_name(plan->device());
-    out << "distributed: " << plan->process.env.world_size << " ranks (" << to_string(plan->process.env.source)
-        << ", " << plan->process.comm->backend_name() << "), rank 0 on " << args.device << "\n";
+    out << "distributed: " << plan->process.env.world_size << " ranks ("
+        << to_string(plan->process.env.source) << ", " << plan->process.comm->backend_name()
+        << "), rank 0 on " << args.device << "\n";
   }
   if (!plan->sharding.empty()) out << "sharding: " << plan->sharding << "\n";
   resume_after_restart(args, env, out);
@@ -251,7 +255,8 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   Trainer trainer(std::move(trainer_options));
   if (!options.hp_space.empty()) {
     run_search(trainer, options, out);
-    plan->process.comm->barrier("the end of the search");  // rank 0 hosts the rendezvous store: it leaves last
+    plan->process.comm->barrier(
+        "the end of the search");  // rank 0 hosts the rendezvous store: it leaves last
     return;
   }
   run_training(trainer, data, args.output_dir, out);

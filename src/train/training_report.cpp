@@ -4,28 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <sstream>
 
 #include "berth/config.h"
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "core/text.h"
 
 namespace berth::train {
 namespace {
-
-std::string printf_text(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
-std::string printf_text(const char* format, int precision, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, precision, value);
-  return buffer;
-}
 
 // Heckbert's nicenum: 1, 2, 5 or 10 times a power of ten near x (rounded, or the next one up).
 double nice_number(double x, bool round) {
@@ -43,8 +31,8 @@ double nice_number(double x, bool round) {
 std::string metric_value(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == std::floor(value) && std::fabs(value) < 1e15) return printf_text("%.0f", value);
-  return printf_text("%.4g", value);
+  if (value == std::floor(value) && std::fabs(value) < 1e15) return text::printf_number("%.0f", value);
+  return text::printf_number("%.4g", value);
 }
 
 struct Series {
@@ -119,15 +107,16 @@ std::string chart(const std::string& title, const std::vector<Series>& all_serie
       if (s->points.empty()) continue;
       html << "<polyline fill=\"none\" stroke=\"" << s->color << "\" stroke-width=\"1.8\" points=\"";
       for (size_t i = 0; i < s->points.size(); ++i)
-        html << (i ? " " : "") << printf_text("%.1f", px(s->points[i].first)) << ","
-             << printf_text("%.1f", py(s->points[i].second));
+        html << (i ? " " : "") << text::printf_number("%.1f", px(s->points[i].first)) << ","
+             << text::printf_number("%.1f", py(s->points[i].second));
       html << "\"><title>" << html_escape(s->name) << "</title></polyline>\n";
       // A single point draws no line: mark it, and mark sparse (eval) series.
       if (s->markers || s->points.size() == 1) {
         for (const auto& [x, y] : s->points)
-          html << "<circle cx=\"" << printf_text("%.1f", px(x)) << "\" cy=\"" << printf_text("%.1f", py(y))
-               << "\" r=\"3\" fill=\"" << s->color << "\"><title>" << html_escape(s->name) << " at step "
-               << metric_value(x) << ": " << metric_value(y) << "</title></circle>\n";
+          html << "<circle cx=\"" << text::printf_number("%.1f", px(x)) << "\" cy=\""
+               << text::printf_number("%.1f", py(y)) << "\" r=\"3\" fill=\"" << s->color << "\"><title>"
+               << html_escape(s->name) << " at step " << metric_value(x) << ": " << metric_value(y)
+               << "</title></circle>\n";
       }
     }
     html << "</svg>\n";
@@ -170,17 +159,18 @@ std::string confusion_table(const ReportInputs& in) {
     html << "<tr><th>" << html_escape(label(i)) << "</th>";
     for (size_t j = 0; j < n; ++j) {
       const double share = row > 0 ? static_cast<double>(m[i][j]) / static_cast<double>(row) : 0;
-      html << "<td style=\"background:rgba(31,119,180," << printf_text("%.3f", share) << ")"
+      html << "<td style=\"background:rgba(31,119,180," << text::printf_number("%.3f", share) << ")"
            << (share > 0.55 ? ";color:#fff" : "") << "\"" << (i == j ? " class=\"diag\"" : "") << ">"
            << m[i][j] << "</td>";
     }
     html << "<td>" << row << "</td><td>"
-         << (row > 0 ? printf_text("%.4f", static_cast<double>(m[i][i]) / static_cast<double>(row)) : "-")
+         << (row > 0 ? text::printf_number("%.4f", static_cast<double>(m[i][i]) / static_cast<double>(row))
+                     : "-")
          << "</td></tr>\n";
   }
   html << "</table>\n<p>Accuracy: "
-       << (total > 0 ? printf_text("%.4f", static_cast<double>(correct) / total) : "-") << " (" << correct
-       << " of " << total << ")</p>\n</section>\n";
+       << (total > 0 ? text::printf_number("%.4f", static_cast<double>(correct) / total) : "-") << " ("
+       << correct << " of " << total << ")</p>\n</section>\n";
   return html.str();
 }
 
@@ -265,8 +255,8 @@ AxisTicks nice_ticks(double lo, double hi, int target, bool integer_steps) {
     double value = ticks.lo + static_cast<double>(i) * ticks.step;
     if (std::fabs(value) < ticks.step * 1e-9) value = 0;  // no "-0" from rounding
     ticks.values.push_back(value);
-    ticks.labels.push_back(scientific ? (value == 0 ? "0" : printf_text("%.3g", value))
-                                      : printf_text("%.*f", decimals, value));
+    ticks.labels.push_back(scientific ? (value == 0 ? "0" : text::printf_number("%.3g", value))
+                                      : text::printf_number("%.*f", decimals, value));
   }
   return ticks;
 }

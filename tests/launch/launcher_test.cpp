@@ -1,5 +1,5 @@
 // Tests berth::launch with /bin/sh workers: torchrun's environment, prefixed output, failures, signals,
-// restarts, validation, and the train command's re-exec helper.
+// restarts, validation, worker counts and signal names.
 #include "berth/launch/launcher.h"
 
 #include <gtest/gtest.h>
@@ -254,31 +254,6 @@ TEST(Launcher, ValidationNamesFlagValueAndFix) {
       berth::testing::error_text([&] { launch(LaunchOptions{}, {"berth-no-such-program-xyz"}, out, err); });
   expect_contains(missing, {"cannot run 'berth-no-such-program-xyz'", "PATH", "Fix:"});
   EXPECT_TRUE(out.str().empty()) << "nothing starts when the command cannot run";
-}
-
-TEST(Launcher, WorkerCommandWithoutTheNprocFlag) {
-  std::string nproc;
-  std::vector<std::string> cmd =
-      worker_command_without_flag({"berth", "train", "--nproc-per-node", "2", "--model", "m"}, &nproc);
-  ASSERT_EQ(cmd.size(), 4u);
-  EXPECT_TRUE(std::filesystem::path(cmd[0]).is_absolute()) << cmd[0];
-  EXPECT_EQ(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
-            (std::vector<std::string>{"train", "--model", "m"}));
-  EXPECT_EQ(nproc, "2");
-
-  cmd = worker_command_without_flag(
-      {"berth", "train", "--nproc_per_node=auto", "--x", "--", "--nproc-per-node", "3"}, &nproc);
-  EXPECT_EQ(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
-            (std::vector<std::string>{"train", "--x", "--", "--nproc-per-node", "3"}));
-  EXPECT_EQ(nproc, "auto");
-
-  cmd = worker_command_without_flag({"berth", "train"}, &nproc);
-  EXPECT_EQ(cmd.size(), 2u);
-  EXPECT_EQ(nproc, "");
-  expect_contains(berth::testing::error_text([] {
-                    worker_command_without_flag({"berth", "--nproc-per-node"});
-                  }),
-                  {"--nproc-per-node needs a value"});
 }
 
 TEST(Launcher, ParseNprocAndSignalNames) {

@@ -1,11 +1,12 @@
 // Tests for DeepSpeed JSON configs: the seed's config, "auto" filling, the batch rule, the mismatch report,
-// unsupported features, and HF's fsdp option string.
+// the warnings for arguments a config overrides, unsupported features, and HF's fsdp option string.
 #include "berth/train/deepspeed_config.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
+#include "berth/dist/zero_options.h"
 #include "support/test_support.h"
 
 namespace berth::train {
@@ -280,6 +281,97 @@ TEST(DeepSpeedConfigTest, PrecisionBlocks) {
             Precision::bf16);
 }
 
+// resolve_deepspeed_config's warnings for `config_text` (inline JSON) with `args` on one rank.
+std::vector<std::string> resolve_warnings(const std::string& config_text, const TrainingArguments& args) {
+  std::vector<std::string> warnings;
+  resolve_deepspeed_config(config_text, args, 1, &warnings);
+  return warnings;
+}
+
+// The one warning resolve_warnings gives; "" (and a failure) when it gives another number.
+std::string only_warning(const std::string& config_text, const TrainingArguments& args) {
+  const std::vector<std::string> warnings = resolve_warnings(config_text, args);
+  EXPECT_EQ(warnings.size(), 1u);
+  return warnings.size() == 1 ? warnings[0] : "";
+}
+
+TEST(DeepSpeedConfigTest, AbsentGradientClippingWarnsThatMaxGradNormIsNotApplied) {
+  TrainingArguments args;
+  args.max_grad_norm = 0.5;
+  const std::vector<std::string> warnings = resolve_warnings("{}", args);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(
+      warnings[0],
+      "the deepspeed training argument (inline JSON): max_grad_norm=0.5 is not applied: the DeepSpeed "
+      "config has no \"gradient_clipping\", so DeepSpeed's default 0 (no clipping) wins, as in HF. Fix: "
+      "\"gradient_clipping\": \"auto\" in the config to clip at max_grad_norm, or --max_grad_norm 0 to "
+      "train without clipping");
+  // HF's default max_grad_norm (1.0) clips too: its silent loss is worth the same line.
+  expect_contains(only_warning("{}", TrainingArguments{}), {"max_grad_norm=1 is not applied"});
+  // The config stating the key, or arguments that ask for no clipping, leave nothing to warn about.
+  EXPECT_TRUE(resolve_warnings(R"({"gradient_clipping": "auto"})", args).empty());
+  EXPECT_TRUE(resolve_warnings(R"({"gradient_clipping": 0.5})", args).empty());
+  args.max_grad_norm = 0;
+  EXPECT_TRUE(resolve_warnings("{}", args).empty());
+}
+
+TEST(DeepSpeedConfigTest, SchedulerBlockWarnsThatANonDefaultLrSchedulerTypeIsNotApplied) {
+  TrainingArguments args;
+  args.max_grad_norm = 0;
+  args.lr_scheduler_type = "cosine";
+  const std::string scheduler =
+      R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}}})";
+  const std::vector<std::string> warnings = resolve_warnings(scheduler, args);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "the deepspeed training argument (inline JSON): lr_scheduler_type=cosine is not applied: the "
+            "DeepSpeed config's scheduler (WarmupLR) sets the learning-rate schedule, as in HF. Fix: remove "
+            "the config's \"scheduler\" block to schedule with lr_scheduler_type, or leave lr_scheduler_type "
+            "at its default");
+  // Without a scheduler block the arguments' schedule runs; HF's default linear is DeepSpeed's to replace.
+  EXPECT_TRUE(resolve_warnings("{}", args).empty());
+  args.lr_scheduler_type = "linear";
+  EXPECT_TRUE(resolve_warnings(scheduler, args).empty());
+}
+
+TEST(DeepSpeedConfigTest, SchedulerWarmupThatReplacesTheArgumentsWarmupWarns) {
+  TrainingArguments args;
+  args.max_grad_norm = 0;
+  args.warmup_steps = 100;
+  const std::vector<std::string> absent =
+      resolve_warnings(R"({"scheduler": {"type": "WarmupDecayLR"}})", args);
+  ASSERT_EQ(absent.size(), 1u);
+  EXPECT_EQ(
+      absent[0],
+      "the deepspeed training argument (inline JSON): warmup_steps=100 is not applied: the DeepSpeed "
+      "config's scheduler (WarmupDecayLR) has no \"warmup_num_steps\", so DeepSpeed's default of 1000 "
+      "warmup steps wins, as in HF. Fix: \"warmup_num_steps\": \"auto\" in the config's scheduler params "
+      "to warm up as the training arguments ask");
+  const std::vector<std::string> other =
+      resolve_warnings(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 50}}})", args);
+  ASSERT_EQ(other.size(), 1u);
+  expect_contains(other[0], {"warmup_steps=100 is not applied",
+                             "(WarmupLR) warms up over its "
+                             "\"warmup_num_steps\": 50 instead",
+                             "Fix: \"warmup_num_steps\": \"auto\""});
+  args.warmup_steps = 0;
+  args.warmup_ratio = 0.1;
+  expect_contains(only_warning(R"({"scheduler": {"type": "WarmupLR"}})", args),
+                  {"warmup_ratio=0.1 is not applied", "no \"warmup_num_steps\""});
+  // The config stating the arguments' warmup ("auto", or the same count), or no warmup asked for: silent.
+  EXPECT_TRUE(
+      resolve_warnings(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}}})", args)
+          .empty());
+  args.warmup_ratio = 0;
+  args.warmup_steps = 50;
+  EXPECT_TRUE(
+      resolve_warnings(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 50}}})", args)
+          .empty());
+  args.warmup_steps = 0;
+  EXPECT_TRUE(resolve_warnings(R"({"scheduler": {"type": "WarmupLR"}})", args).empty());
+  EXPECT_TRUE(resolve_warnings("{}", args).empty());
+}
+
 TEST(DeepSpeedConfigTest, UnsupportedOptimizersAndSchedulersAreErrors) {
   expect_contains(error_text([] { parse_deepspeed_config(R"({"optimizer": {"type": "Lamb"}})", "ds.json"); }),
                   {"\"optimizer.type\" \"Lamb\" is not supported", "Adam and AdamW"});
@@ -301,24 +393,24 @@ TEST(DeepSpeedConfigTest, UnsupportedOptimizersAndSchedulersAreErrors) {
 }
 
 TEST(DeepSpeedConfigTest, FsdpOptionsMapOntoZero) {
-  EXPECT_EQ(zero_options_from_fsdp("").stage, 0);
-  EXPECT_EQ(zero_options_from_fsdp("full_shard").stage, 3);
-  EXPECT_EQ(zero_options_from_fsdp("shard_grad_op").stage, 2);
-  EXPECT_EQ(zero_options_from_fsdp("no_shard").stage, 0);
-  const auto offload = zero_options_from_fsdp("full_shard offload auto_wrap");
+  EXPECT_EQ(dist::zero_options_from_fsdp("").stage, 0);
+  EXPECT_EQ(dist::zero_options_from_fsdp("full_shard").stage, 3);
+  EXPECT_EQ(dist::zero_options_from_fsdp("shard_grad_op").stage, 2);
+  EXPECT_EQ(dist::zero_options_from_fsdp("no_shard").stage, 0);
+  const auto offload = dist::zero_options_from_fsdp("full_shard offload auto_wrap");
   EXPECT_EQ(offload.stage, 3);
   EXPECT_TRUE(offload.offload_param.enabled());
   EXPECT_TRUE(offload.offload_optimizer.enabled());
-  const auto stage2 = zero_options_from_fsdp("shard_grad_op offload");
+  const auto stage2 = dist::zero_options_from_fsdp("shard_grad_op offload");
   EXPECT_TRUE(stage2.offload_optimizer.enabled());
   EXPECT_FALSE(stage2.offload_param.enabled());  // parameters are partitioned only at stage 3
-  expect_contains(error_text([] { zero_options_from_fsdp("full_shard spam"); }),
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("full_shard spam"); }),
                   {"unknown fsdp option 'spam'"});
-  expect_contains(error_text([] { zero_options_from_fsdp("hybrid_shard"); }),
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("hybrid_shard"); }),
                   {"'hybrid_shard'", "not supported"});
-  expect_contains(error_text([] { zero_options_from_fsdp("full_shard shard_grad_op"); }),
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("full_shard shard_grad_op"); }),
                   {"2 sharding strategies"});
-  expect_contains(error_text([] { zero_options_from_fsdp("offload"); }), {"can't work on its own"});
+  expect_contains(error_text([] { dist::zero_options_from_fsdp("offload"); }), {"can't work on its own"});
 }
 
 }  // namespace

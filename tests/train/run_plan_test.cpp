@@ -36,7 +36,9 @@ TrainingArguments plan_args(const std::string& output_dir) {
   return args;
 }
 
-RunPlan local_plan(const TrainingArguments& args) { return resolve_run_plan(args, local_process_context(args)); }
+RunPlan local_plan(const TrainingArguments& args) {
+  return resolve_run_plan(args, local_process_context(args));
+}
 
 std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, std::shared_ptr<const RunPlan> plan,
                                       std::ostream* console) {
@@ -50,7 +52,7 @@ std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, std::shared
 }
 
 const char* kZeroOneWithScheduler = R"({
-  "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "gradient_clipping": 0.25,
+  "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "gradient_clipping": "auto",
   "zero_optimization": {"stage": 1},
   "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto",
                 "warmup_num_steps": "auto", "total_num_steps": "auto"}}})";
@@ -77,8 +79,10 @@ TEST(RunPlan, ClippingIsTheConfigsWhenThereIsOneElseTheArguments) {
   TrainingArguments args = plan_args(dir.file("out"));
   args.max_grad_norm = 0.5;
   EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.5);
-  args.deepspeed = kZeroOneWithScheduler;
-  EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.25);
+  args.deepspeed = kZeroOneWithScheduler;  // "gradient_clipping": "auto" is max_grad_norm
+  EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.5);
+  args.deepspeed = R"({"gradient_clipping": 0.5})";
+  EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.5);
   args.deepspeed = R"({"train_micro_batch_size_per_gpu": "auto"})";  // no gradient_clipping: DeepSpeed's 0
   EXPECT_EQ(local_plan(args).max_grad_norm(args), 0.0);
 }
@@ -100,6 +104,32 @@ TEST(RunPlan, TheConfigsScheduleIsFilledForEachRunLength) {
   EXPECT_EQ(own.type, optim::SchedulerType::Cosine);
   EXPECT_EQ(own.total_steps, 30);
   EXPECT_EQ(own.warmup_steps, 5);
+}
+
+// A config without gradient_clipping silently turns --max_grad_norm off (as in HF); the plan says so once,
+// with the config key and the fix, and the Trainer prints it.
+TEST(RunPlan, WarnsOnceWhenTheConfigTurnsClippingOff) {
+  TempDir dir;
+  TrainingArguments args = plan_args(dir.file("out"));
+  args.max_grad_norm = 0.5;
+  args.deepspeed = R"({"train_micro_batch_size_per_gpu": "auto"})";
+  auto plan = std::make_shared<const RunPlan>(local_plan(args));
+  int clipping_warnings = 0;
+  for (const std::string& warning : plan->warnings) {
+    if (!contains(warning, "max_grad_norm=0.5 is not applied")) continue;
+    ++clipping_warnings;
+    EXPECT_TRUE(contains(warning, "no \"gradient_clipping\"")) << warning;
+    EXPECT_TRUE(contains(warning, "Fix: \"gradient_clipping\": \"auto\"")) << warning;
+  }
+  EXPECT_EQ(clipping_warnings, 1);
+  std::ostringstream console;
+  auto trainer = make_trainer(args, plan, &console);
+  EXPECT_TRUE(
+      contains(console.str(), "warning: the deepspeed training argument (inline JSON): max_grad_norm=0.5"))
+      << console.str();
+  args.deepspeed = R"({"gradient_clipping": "auto"})";
+  for (const std::string& warning : local_plan(args).warnings)
+    EXPECT_FALSE(contains(warning, "max_grad_norm")) << warning;
 }
 
 TEST(RunPlan, TheStrategyFollowsFsdpAndTheWorldSize) {
@@ -131,7 +161,8 @@ TEST(RunPlan, TheMemoryReportMeasuresGradientsAtThePeak) {
   }
   ASSERT_TRUE(memory) << "no memory entry in log.jsonl";
   EXPECT_EQ((*memory)["memory_held_gradients"].get<double>(), static_cast<double>(trainable_bytes));
-  EXPECT_EQ((*memory)["memory_held_optimizer_states"].get<double>(), 2.0 * static_cast<double>(trainable_bytes));
+  EXPECT_EQ((*memory)["memory_held_optimizer_states"].get<double>(),
+            2.0 * static_cast<double>(trainable_bytes));
   EXPECT_FALSE(contains(console.str(), "measured 0.00 MB")) << console.str();
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/train/unsupported_hf_arguments.h"
 #include "support/test_support.h"
 
 namespace berth::train {

@@ -39,6 +39,7 @@ class TokenizedDataset {
   TokenizedDataset(std::vector<tokenizer::Encoding> encodings, at::Tensor labels);
 
   size_t size() const { return encodings_.size(); }
+  // row < size(): a row past the end is a broken index in the caller (berth::InternalError).
   const tokenizer::Encoding& encoding(size_t row) const;
   const std::vector<tokenizer::Encoding>& encodings() const { return encodings_; }
   const at::Tensor& labels() const { return labels_; }  // undefined when unlabelled

@@ -1,4 +1,5 @@
-// ZeroOptions: DeepSpeed's zero_optimization block, as berth's ZeRO gradient sync reads it.
+// ZeroOptions: DeepSpeed's zero_optimization block, as berth's ZeRO gradient sync reads it; and HF's fsdp
+// options mapped onto it.
 #pragma once
 
 #include <cstdint>
@@ -38,5 +39,12 @@ struct ZeroOptions {
   OffloadOptions offload_optimizer;
   OffloadOptions offload_param;  // stage 3 only
 };
+
+// HF's fsdp option string (space-separated) as ZeRO options: full_shard -> stage 3, shard_grad_op -> stage
+// 2, no_shard -> stage 0, offload -> offload_param + offload_optimizer to cpu (full_shard only, as
+// offload_param needs stage 3; with shard_grad_op only the optimizer), auto_wrap accepted (berth gathers
+// ZeRO-3 parameters layer by layer already). "" -> stage 0. Unknown or unsupported options (hybrid_shard
+// ...) and two sharding strategies -> berth::Error naming them.
+ZeroOptions zero_options_from_fsdp(const std::string& fsdp);
 
 }  // namespace berth::dist

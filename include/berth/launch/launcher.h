@@ -48,14 +48,6 @@ int free_port();
 // "SIGKILL", "SIGSEGV", ...; "signal 42" for ones without a common name.
 std::string signal_name(int signal);
 
-// For `berth train --nproc-per-node N`: the worker command that re-runs this program without the flag.
-// `argv` is the program's own argv; "--nproc-per-node N", "--nproc-per-node=N" (and the underscore spelling)
-// are removed and argv[0] becomes this executable's path (/proc/self/exe resolved), so a worker cannot
-// launch again. Returns the removed value in `*nproc_text` when given ("" when the flag was absent).
-std::vector<std::string> worker_command_without_flag(const std::vector<std::string>& argv,
-                                                     std::string* nproc_text = nullptr,
-                                                     const std::string& flag = "--nproc-per-node");
-
 // "auto" -> visible CUDA devices, or 1 without CUDA; "N" -> N. Throws berth::Error naming `flag` otherwise.
 int parse_nproc(const std::string& text, const std::string& flag = "--nproc-per-node");
 

@@ -1,6 +1,6 @@
 // DeepSpeed JSON configs (HF's --deepspeed) read verbatim, "auto" filled from TrainingArguments as HF's
-// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once; and HF's fsdp
-// options mapped onto the same ZeRO machinery.
+// HfTrainerDeepSpeedConfig does, every disagreement with TrainingArguments reported at once and every
+// argument the config silently overrides warned about.
 #pragma once
 
 #include <cstdint>
@@ -70,7 +70,10 @@ DeepSpeedConfig parse_deepspeed_config(const std::string& json_text, const std::
 // sizes, two given determine the third; three given must satisfy train = micro x accumulation x world
 // (else an error showing the arithmetic). Every explicit value that disagrees with `args` is listed in ONE
 // berth::Error ("Please correct the following DeepSpeed config values that mismatch TrainingArguments
-// values", key, config value, argument value, fix). Unknown keys: one line in *warnings.
+// values", key, config value, argument value, fix). Unknown keys: one line in *warnings. So is each argument
+// the config silently overrides: max_grad_norm > 0 with no "gradient_clipping" (DeepSpeed's 0 wins, as in
+// HF); with a "scheduler" block, an lr_scheduler_type other than linear, and warmup_steps/warmup_ratio when
+// "warmup_num_steps" is absent (DeepSpeed's 1000 wins) or another number.
 DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
                                          const TrainingArguments& args, int64_t world_size,
                                          std::vector<std::string>* warnings = nullptr);
@@ -79,15 +82,5 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
 // fills the scheduler's pending total_num_steps and warmup_num_steps (args.resolved_warmup_steps) and
 // checks explicit ones against them (one berth::Error listing mismatches). No-op without a scheduler.
 void finalize_deepspeed_config(DeepSpeedConfig& config, const TrainingArguments& args, int64_t total_steps);
-
-// HF's fsdp option string (space-separated) as ZeRO options: full_shard -> stage 3, shard_grad_op -> stage
-// 2, no_shard -> stage 0, offload -> offload_param + offload_optimizer to cpu (full_shard only, as
-// offload_param needs stage 3; with shard_grad_op only the optimizer), auto_wrap accepted (berth gathers
-// ZeRO-3 parameters layer by layer already). "" -> stage 0. Unknown or unsupported options (hybrid_shard
-// ...) and two sharding strategies -> berth::Error naming them.
-dist::ZeroOptions zero_options_from_fsdp(const std::string& fsdp);
-
-// The precision TrainingArguments ask for: fp16, bf16 or fp32.
-Precision precision_from_arguments(const TrainingArguments& args);
 
 }  // namespace berth::train

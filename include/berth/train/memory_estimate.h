@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "berth/model/bert_config.h"
 #include "berth/dist/gradient_sync.h"
+#include "berth/model/bert_config.h"
 #include "berth/train/precision_options.h"
 
 namespace berth::train {

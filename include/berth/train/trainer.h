@@ -2,11 +2,11 @@
 #pragma once
 
 #include "berth/data/tokenized_dataset.h"
+#include "berth/dist/gradient_sync.h"
 #include "berth/model/bert_model.h"
 #include "berth/placement/batch_check.h"
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 #include "berth/train/callbacks.h"
-#include "berth/dist/gradient_sync.h"
 #include "berth/train/hyperparameter_search.h"
 #include "berth/train/precision_options.h"
 #include "berth/train/run_plan.h"

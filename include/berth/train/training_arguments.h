@@ -118,12 +118,10 @@ const std::vector<ArgumentSpec>& training_argument_specs();
 // Aliases accepted for a field: "evaluation_strategy" (HF's old name) -> "eval_strategy".
 std::optional<std::string> training_argument_alias_target(std::string_view name);
 
-// HF TrainingArguments fields berth knows of but does not implement (fp16_opt_level, push_to_hub ...).
-const std::vector<std::string>& unsupported_hf_training_arguments();
-
 // Sets one field from its text as typed on a command line: ints and floats in full, bool as
 // true/false/1/0/yes/no, lists comma-separated, "none"/"null" unsets an optional field. Unknown names (with
-// the closest known one), unsupported HF fields and malformed values throw berth::Error. Does not validate().
+// the closest known one), unsupported HF fields (unsupported_hf_arguments.h) and malformed values throw
+// berth::Error. Does not validate().
 void set_training_argument(TrainingArguments& args, std::string_view name, std::string_view value_text);
 
 // Overrides only the keys present in the JSON object `json_text` (`source` names it in messages). HF keys
