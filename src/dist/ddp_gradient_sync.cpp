@@ -1,21 +1,20 @@
 // DdpGradientSync: bucketed all-reduce from gradient-accumulator hooks, as c10d's Reducer does it.
 #include "berth/dist/ddp_gradient_sync.h"
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
-#include <map>
+#include <numeric>
 #include <sstream>
 #include <utility>
 
-#include "berth/core/compat.h"
 #include "berth/core/error.h"
 #include "berth/dist/local_gradient_sync.h"
 #include "berth/dist/model_signature.h"
+#include "dist/broadcast_flat.h"
+#include "dist/bucket_schedule.h"
+#include "dist/gradient_hooks.h"
 
 namespace berth::dist {
 
@@ -26,28 +25,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 std::string device_text(const at::Tensor& t) { return t.device().str(); }
-
-// Copies root's values of `tensors` to every rank: one broadcast per (dtype, device) group, through a flat
-// buffer, so a model of hundreds of tensors costs a handful of collectives.
-void broadcast_flat(Communicator& comm, const std::vector<at::Tensor>& tensors, const std::string& what) {
-  std::map<std::pair<std::string, std::string>, std::vector<at::Tensor>> groups;
-  for (const at::Tensor& t : tensors) {
-    if (t.numel() == 0) continue;
-    groups[{std::string(c10::toString(t.scalar_type())), device_text(t)}].push_back(t);
-  }
-  for (auto& [key, group] : groups) {
-    std::vector<at::Tensor> flat_parts;
-    flat_parts.reserve(group.size());
-    for (const at::Tensor& t : group) flat_parts.push_back(t.reshape({-1}));
-    std::vector<at::Tensor> flat{torch::cat(flat_parts)};  // [sum of numels]
-    comm.broadcast(flat, 0, what + " (" + key.first + " on " + key.second + ")");
-    int64_t offset = 0;
-    for (const at::Tensor& t : group) {
-      t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
-      offset += t.numel();
-    }
-  }
-}
 
 // The rows of a (V, H) gradient with any non-zero entry, ascending. A float32 CPU table is scanned once at
 // memory speed (torch's ne(0).any(1) takes ~8x longer for a 30522 x 256 table on one thread), ORing each
@@ -75,11 +52,7 @@ std::vector<int64_t> nonzero_rows(const at::Tensor& grad) {
 struct DdpGradientSync::Slot {
   std::string name;
   at::Tensor param;
-  size_t bucket = 0;
-  int64_t offset = 0;  // into the bucket's flat buffer
-  compat::AutogradNodePtr grad_accumulator;
-  uintptr_t hook_key = 0;
-  bool ready = false;     // its gradient is in the bucket for this step
+  int64_t offset = 0;     // into its bucket's flat buffer
   bool repeated = false;  // the hook fired twice after one begin_backward(true)
 };
 
@@ -90,12 +63,10 @@ struct DdpGradientSync::RowSparse {
 };
 
 struct DdpGradientSync::Bucket {
-  std::vector<size_t> slots;
   at::Tensor flat;               // [numel (+1 unused-parameter flag)]
   int64_t numel = 0;             // gradient elements, without the flag
   bool has_unused_flag = false;  // the last bucket carries how many ranks miss a gradient
   at::Tensor inverse_world;      // 1 / world_size, made once rather than at every hook
-  size_t pending = 0;            // slots not yet ready this step
   std::unique_ptr<PendingWork> work;
 };
 
@@ -110,7 +81,11 @@ std::shared_ptr<Communicator> require_communicator(std::shared_ptr<Communicator>
 }  // namespace
 
 DdpGradientSync::DdpGradientSync(std::shared_ptr<Communicator> comm, DdpOptions options)
-    : comm_(require_communicator(std::move(comm))), options_(options), optimizer_(*this, *comm_) {
+    : comm_(require_communicator(std::move(comm))),
+      options_(options),
+      optimizer_(*this, *comm_),
+      schedule_(std::make_unique<BucketSchedule>()),
+      hooks_(std::make_unique<GradientHooks>()) {
   BERTH_CHECK(options_.bucket_cap_mb > 0, "DDP bucket_cap_mb must be positive, found ",
               options_.bucket_cap_mb, ". Fix: pass a size in MiB such as 25");
 }
@@ -126,23 +101,13 @@ void DdpGradientSync::release_model() {
     } catch (...) {  // nobody to report it to; the collective's own error went to whoever waited
     }
   }
-  remove_hooks();
+  hooks_->remove();
   slots_.clear();
   buckets_.clear();
+  schedule_->clear();
   row_sparse_.clear();
-  next_to_launch_ = 0;
   armed_ = false;
   prepared_ = false;
-}
-
-void DdpGradientSync::remove_hooks() {
-  // The accumulators can outlive this object (a graph still holds them): a hook left behind would call into
-  // freed memory.
-  for (Slot& slot : slots_) {
-    if (slot.grad_accumulator && slot.hook_key != 0) slot.grad_accumulator->del_post_hook(slot.hook_key);
-    slot.hook_key = 0;
-    slot.grad_accumulator.reset();
-  }
 }
 
 int64_t DdpGradientSync::parameter_bytes(torch::nn::Module& model) const {
@@ -154,18 +119,23 @@ void DdpGradientSync::prepare(torch::nn::Module& model) {
   // previous model's hooks and buckets go first.
   release_model();
   check_agreement(*comm_, model_signature(model), "model structure (parameters and buffers)");
-
-  {
-    torch::NoGradGuard no_grad;
-    std::vector<at::Tensor> to_broadcast;
-    for (const at::Tensor& p : model.parameters()) to_broadcast.push_back(p);
-    if (options_.broadcast_buffers)
-      for (const at::Tensor& b : model.buffers()) to_broadcast.push_back(b);
-    broadcast_flat(*comm_, to_broadcast, "broadcast of rank 0's parameters and buffers");
+  broadcast_rank0_model(*comm_, model, options_.broadcast_buffers);
+  build_buckets(bucketed_parameters(model));
+  std::vector<at::Tensor> params;
+  std::vector<std::string> names;
+  for (const Slot& slot : slots_) {
+    params.push_back(slot.param);
+    names.push_back(slot.name);
   }
+  hooks_->install(params, names, [this](size_t slot_index) { on_grad_ready(slot_index); });
+  prepared_ = true;
+}
 
-  // Buckets in reverse parameter order: backward produces the last layers' gradients first, so the first
-  // bucket fills (and starts travelling) while earlier layers are still being differentiated.
+// The trainable parameters that travel in buckets, in reverse parameter order: backward produces the last
+// layers' gradients first, so the first bucket fills (and starts travelling) while earlier layers are still
+// being differentiated. Large embedding tables go to row_sparse_ instead.
+std::vector<std::pair<std::string, at::Tensor>> DdpGradientSync::bucketed_parameters(
+    torch::nn::Module& model) {
   std::vector<const c10::TensorImpl*> tables;  // large embedding weights, reduced by rows
   if (options_.row_sparse_min_rows > 0)
     for (const auto& module : model.modules())
@@ -181,62 +151,49 @@ void DdpGradientSync::prepare(torch::nn::Module& model) {
       trainable.emplace_back(item.key(), item.value());
   }
   std::reverse(trainable.begin(), trainable.end());
+  return trainable;
+}
 
-  const auto cap_bytes = static_cast<int64_t>(options_.bucket_cap_mb * 1024.0 * 1024.0);
-  int64_t bucket_bytes = 0;
-  for (auto& [name, param] : trainable) {
+// Slots in `trainable`'s order, in buckets of at most bucket_cap_mb of one dtype and device.
+void DdpGradientSync::build_buckets(const std::vector<std::pair<std::string, at::Tensor>>& trainable) {
+  std::vector<at::Tensor> params;
+  for (const auto& [name, param] : trainable) {
     BERTH_CHECK(
         param.is_leaf(), "DDP parameter '", name,
         "' is not a leaf tensor, so it has no gradient accumulator to hook. Fix: register parameters ",
         "as leaves (torch::nn::Module::register_parameter)");
     BERTH_CHECK(!param.is_sparse(), "DDP parameter '", name, "' is sparse; berth's DDP handles dense ",
                 "parameters only");
-    const int64_t bytes = param.numel() * static_cast<int64_t>(param.element_size());
-    bool fresh = buckets_.empty();
-    if (!fresh) {
-      const at::Tensor& first = slots_[buckets_.back().slots.front()].param;
-      fresh = first.scalar_type() != param.scalar_type() || first.device() != param.device() ||
-              bucket_bytes + bytes > cap_bytes;
-    }
-    if (fresh) {
-      buckets_.emplace_back();
-      bucket_bytes = 0;
-    }
-    Slot slot;
-    slot.name = name;
-    slot.param = param;
-    slot.bucket = buckets_.size() - 1;
-    slot.offset = buckets_.back().numel;
-    buckets_.back().numel += param.numel();
-    buckets_.back().slots.push_back(slots_.size());
-    slots_.push_back(std::move(slot));
-    bucket_bytes += bytes;
+    params.push_back(param);
+    slots_.push_back(Slot{name, param});
   }
+  std::vector<size_t> order(params.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const auto cap_bytes = static_cast<int64_t>(options_.bucket_cap_mb * 1024.0 * 1024.0);
+  std::vector<std::vector<size_t>> groups = group_into_buckets(
+      params, order, cap_bytes,
+      [](const at::Tensor& p) { return p.numel() * static_cast<int64_t>(p.element_size()); });
 
+  buckets_.resize(groups.size());
   for (size_t i = 0; i < buckets_.size(); ++i) {
     Bucket& bucket = buckets_[i];
-    const at::Tensor& first = slots_[bucket.slots.front()].param;
+    for (size_t s : groups[i]) {
+      slots_[s].offset = bucket.numel;
+      bucket.numel += slots_[s].param.numel();
+    }
+    const at::Tensor& first = slots_[groups[i].front()].param;
     // Without find_unused_parameters the last bucket to travel carries one more element: 1 from every rank
     // that missed a gradient. Its sum tells every rank, in the same collective, that the step must fail.
     bucket.has_unused_flag = !options_.find_unused_parameters && i + 1 == buckets_.size();
     bucket.flat = at::zeros({bucket.numel + (bucket.has_unused_flag ? 1 : 0)}, first.options());
     bucket.inverse_world = at::scalar_tensor(1.0 / static_cast<double>(comm_->world_size()), first.options());
   }
+  schedule_->assign(std::move(groups), slots_.size());
+}
 
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    Slot& slot = slots_[i];
-    // The accumulator is held only weakly by the parameter: keeping it here keeps the same node (and its
-    // hook) for every graph built from this parameter.
-    slot.grad_accumulator = torch::autograd::impl::grad_accumulator(slot.param);
-    BERTH_BUG(slot.grad_accumulator != nullptr, "no gradient accumulator for ", slot.name);
-    slot.hook_key =
-        slot.grad_accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-            [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-              on_grad_ready(i);
-              return outputs;
-            }));
-  }
-  prepared_ = true;
+void DdpGradientSync::start_round() {
+  schedule_->restart();
+  for (Slot& slot : slots_) slot.repeated = false;
 }
 
 void DdpGradientSync::begin_backward(bool last_micro_step) {
@@ -249,17 +206,16 @@ void DdpGradientSync::begin_backward(bool last_micro_step) {
                 "Fix: call finish_gradients after the backward that ends an accumulation");
   armed_ = last_micro_step;
   if (!armed_) return;
-  next_to_launch_ = 0;
-  for (Slot& slot : slots_) slot.ready = slot.repeated = false;
-  for (Bucket& bucket : buckets_) bucket.pending = bucket.slots.size();
+  start_round();
   // The flag still holds last step's sum; a bucket launched from a hook must carry this rank's 0.
   if (!buckets_.empty() && buckets_.back().has_unused_flag)
     buckets_.back().flat[buckets_.back().numel].zero_();
 }
 
-void DdpGradientSync::copy_into_bucket(const Slot& slot) {
+void DdpGradientSync::copy_into_bucket(size_t slot_index) {
+  const Slot& slot = slots_[slot_index];
   const at::Tensor& grad = slot.param.grad();
-  Bucket& bucket = buckets_[slot.bucket];
+  Bucket& bucket = buckets_[schedule_->bucket_of(slot_index)];
   at::Tensor view = bucket.flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
   // Scaled by 1 / world on the way in (during backward, where it hides), so the all-reduced sum is the mean.
   if (grad.defined())
@@ -272,23 +228,14 @@ void DdpGradientSync::copy_into_bucket(const Slot& slot) {
 void DdpGradientSync::on_grad_ready(size_t slot_index) {
   if (!armed_) return;  // a no_sync micro-step, or a backward outside the Trainer's step
   Slot& slot = slots_[slot_index];
-  if (slot.ready) {
+  if (schedule_->ready(slot_index)) {
     slot.repeated = true;
     return;
   }
   if (!slot.param.grad().defined()) return;
-  slot.ready = true;
-  copy_into_bucket(slot);
-  if (--buckets_[slot.bucket].pending == 0) launch_ready_buckets_in_order();
-}
-
-// Buckets start strictly in index order: collectives match up across ranks by order, and another rank's
-// gradients may become ready in a different order than ours.
-void DdpGradientSync::launch_ready_buckets_in_order() {
-  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
-    launch(next_to_launch_, /*in_backward=*/true);
-    ++next_to_launch_;
-  }
+  copy_into_bucket(slot_index);
+  if (schedule_->mark_ready(slot_index))
+    schedule_->launch_ready_in_order([this](size_t bucket) { launch(bucket, /*in_backward=*/true); });
 }
 
 void DdpGradientSync::launch(size_t bucket_index, bool in_backward) {
@@ -303,33 +250,48 @@ void DdpGradientSync::launch(size_t bucket_index, bool in_backward) {
 void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
   BERTH_CHECK(prepared_, "DdpGradientSync::finish_gradients before prepare(model). Fix: call prepare once, ",
               "after the model is placed");
-  if (!armed_) {  // no begin_backward(true) for this step: nothing was launched, every bucket goes now
-    next_to_launch_ = 0;
-    for (Slot& slot : slots_) slot.ready = slot.repeated = false;
-    for (Bucket& bucket : buckets_) bucket.pending = bucket.slots.size();
-  }
+  if (!armed_) start_round();  // no begin_backward(true) for this step: nothing was launched, all go now
   armed_ = false;
 
-  std::vector<size_t> missing;  // no gradient at all on this rank
   std::vector<std::string> repeated;
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    Slot& slot = slots_[i];
+  for (const Slot& slot : slots_)
     if (slot.repeated) repeated.push_back(slot.name);
-    if (slot.ready) continue;
-    // Not accumulated in the last backward: either a gradient from an earlier micro-step (no_sync) or none.
-    if (!slot.param.grad().defined()) missing.push_back(i);
-    copy_into_bucket(slot);
-    slot.ready = true;
-    --buckets_[slot.bucket].pending;
-  }
+  const std::vector<size_t> missing = fill_missing_gradients();
   // Only a bucket not yet launched may be written; when the last one is in flight, no gradient was missing.
-  if (!buckets_.empty() && buckets_.back().has_unused_flag && next_to_launch_ < buckets_.size())
+  if (!buckets_.empty() && buckets_.back().has_unused_flag && !schedule_->launched(buckets_.size() - 1))
     buckets_.back().flat[buckets_.back().numel].fill_(missing.empty() ? 0.0 : 1.0);
 
-  const auto start = std::chrono::steady_clock::now();
-  for (; next_to_launch_ < buckets_.size(); ++next_to_launch_) launch(next_to_launch_, /*in_backward=*/false);
-  // The embedding tables' rows travel while the buckets do.
   bool row_sparse_missing = false;
+  communicate_rest(row_sparse_missing);
+  check_row_sparse_gradients(row_sparse_missing);
+  check_bucket_gradients(missing);
+  use_buckets_as_gradients();
+
+  BERTH_CHECK(repeated.empty(), "DDP: the gradient of '", repeated.front(), "'",
+              repeated.size() > 1 ? " (and " : "",
+              repeated.size() > 1 ? std::to_string(repeated.size() - 1) + " more)" : "",
+              " was accumulated by two backward passes after one begin_backward(true), after its bucket may ",
+              "already have been sent. Fix: call begin_backward before every backward");
+  check_known_parameters(params);
+}
+
+// The slots whose hook did not fire in the last backward go into their buckets now; returns those with no
+// gradient at all on this rank.
+std::vector<size_t> DdpGradientSync::fill_missing_gradients() {
+  std::vector<size_t> missing;
+  schedule_->fill_missing([&](size_t slot_index) {
+    // Not accumulated in the last backward: either a gradient from an earlier micro-step (no_sync) or none.
+    if (!slots_[slot_index].param.grad().defined()) missing.push_back(slot_index);
+    copy_into_bucket(slot_index);
+  });
+  return missing;
+}
+
+// Launches the buckets not launched in backward, reduces the embedding tables' rows while they travel, and
+// waits for everything.
+void DdpGradientSync::communicate_rest(bool& row_sparse_missing) {
+  const auto start = std::chrono::steady_clock::now();
+  schedule_->launch_ready_in_order([this](size_t bucket) { launch(bucket, /*in_backward=*/false); });
   std::exception_ptr failure;
   try {
     reduce_row_sparse(row_sparse_missing);
@@ -347,60 +309,62 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
   stats_.exposed_comm_seconds += seconds_since(start);
   ++stats_.steps;
   if (failure) std::rethrow_exception(failure);
+}
 
-  if (row_sparse_missing && !options_.find_unused_parameters) {
-    std::string names;
-    for (const RowSparse& table : row_sparse_)
-      if (!table.param.grad().defined()) names += (names.empty() ? "" : ", ") + table.name;
-    BERTH_FAIL(
-        "DDP: ",
-        names.empty() ? "on another rank an embedding table got no gradient in this step"
-                      : "the embedding table(s) " + names + " got no gradient in this step on rank " +
-                            std::to_string(comm_->rank()),
-        ". DDP expects a gradient for every trainable parameter on every rank. Fix: pass "
-        "find_unused_parameters=true (--ddp-find-unused-parameters), or make every parameter take part "
-        "in the loss");
-  }
-  if (!buckets_.empty() && buckets_.back().has_unused_flag) {
-    const double ranks_missing = buckets_.back().flat[buckets_.back().numel].item<double>();
-    if (ranks_missing > 0.5) {
-      std::ostringstream names;
-      for (size_t k = 0; k < missing.size() && k < 5; ++k)
-        names << (k ? ", " : "") << slots_[missing[k]].name;
-      if (missing.size() > 5) names << " (and " << missing.size() - 5 << " more)";
-      const std::string fix =
-          "Fix: pass find_unused_parameters=true (--ddp-find-unused-parameters), or make every parameter "
-          "take "
-          "part in the loss";
-      if (missing.empty())
-        BERTH_FAIL(
-            "DDP: on ", static_cast<int64_t>(ranks_missing + 0.5), " other rank(s) some trainable ",
-            "parameters got no gradient in this step (their error names them); every parameter must have ",
-            "a gradient on every rank. ", fix);
-      BERTH_FAIL("DDP: ", missing.size(),
-                 " trainable parameter(s) got no gradient in this step's backward on rank ", comm_->rank(),
-                 ": ", names.str(), ". DDP expects a gradient for every trainable parameter on ",
-                 "every rank. ", fix);
-    }
-  }
+void DdpGradientSync::check_row_sparse_gradients(bool any_rank_missing) const {
+  if (!any_rank_missing || options_.find_unused_parameters) return;
+  std::string names;
+  for (const RowSparse& table : row_sparse_)
+    if (!table.param.grad().defined()) names += (names.empty() ? "" : ", ") + table.name;
+  BERTH_FAIL("DDP: ",
+             names.empty() ? "on another rank an embedding table got no gradient in this step"
+                           : "the embedding table(s) " + names + " got no gradient in this step on rank " +
+                                 std::to_string(comm_->rank()),
+             ". DDP expects a gradient for every trainable parameter on every rank. Fix: pass "
+             "find_unused_parameters=true (--ddp-find-unused-parameters), or make every parameter take part "
+             "in the loss");
+}
 
-  // Each gradient becomes a view of its bucket (torch DDP's gradient_as_bucket_view): no copy back after the
-  // all-reduce. The next step's hook copies a fresh gradient in again (or onto itself, when the caller kept
-  // the gradients instead of resetting them to none).
-  for (Slot& slot : slots_)
-    slot.param.mutable_grad() =
-        buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
-  // The step's peak: every gradient exists now, and the step frees them.
+// The unused-parameter flag's sum: how many ranks missed a gradient of some bucketed parameter.
+void DdpGradientSync::check_bucket_gradients(const std::vector<size_t>& missing) const {
+  if (buckets_.empty() || !buckets_.back().has_unused_flag) return;
+  const double ranks_missing = buckets_.back().flat[buckets_.back().numel].item<double>();
+  if (ranks_missing <= 0.5) return;
+  std::ostringstream names;
+  for (size_t k = 0; k < missing.size() && k < 5; ++k) names << (k ? ", " : "") << slots_[missing[k]].name;
+  if (missing.size() > 5) names << " (and " << missing.size() - 5 << " more)";
+  const std::string fix =
+      "Fix: pass find_unused_parameters=true (--ddp-find-unused-parameters), or make every parameter take "
+      "part in the loss";
+  if (missing.empty())
+    BERTH_FAIL("DDP: on ", static_cast<int64_t>(ranks_missing + 0.5), " other rank(s) some trainable ",
+               "parameters got no gradient in this step (their error names them); every parameter must have ",
+               "a gradient on every rank. ", fix);
+  BERTH_FAIL("DDP: ", missing.size(),
+             " trainable parameter(s) got no gradient in this step's backward on rank ", comm_->rank(), ": ",
+             names.str(), ". DDP expects a gradient for every trainable parameter on ", "every rank. ", fix);
+}
+
+// Each gradient becomes a view of its bucket (torch DDP's gradient_as_bucket_view): no copy back after the
+// all-reduce. The next step's hook copies a fresh gradient in again (or onto itself, when the caller kept the
+// gradients instead of resetting them to none).
+void DdpGradientSync::use_buckets_as_gradients() {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    slot.param.mutable_grad() = buckets_[schedule_->bucket_of(i)]
+                                    .flat.narrow(0, slot.offset, slot.param.numel())
+                                    .view(slot.param.sizes());
+  }
+  // The step's peak: every gradient exists now, and the step frees them. The unused-parameter flag is no
+  // gradient.
   gradient_bytes_ = 0;
-  for (const Bucket& bucket : buckets_) gradient_bytes_ += tensor_bytes(bucket.flat);
+  for (const Bucket& bucket : buckets_)
+    gradient_bytes_ += bucket.numel * static_cast<int64_t>(bucket.flat.element_size());
   for (const RowSparse& table : row_sparse_) gradient_bytes_ += tensor_bytes(table.param.grad());
+}
 
-  BERTH_CHECK(repeated.empty(), "DDP: the gradient of '", repeated.front(), "'",
-              repeated.size() > 1 ? " (and " : "",
-              repeated.size() > 1 ? std::to_string(repeated.size() - 1) + " more)" : "",
-              " was accumulated by two backward passes after one begin_backward(true), after its bucket may ",
-              "already have been sent. Fix: call begin_backward before every backward");
-  // The Trainer passes its own list; a parameter DDP never saw would silently stay local.
+// The Trainer passes its own list; a parameter DDP never saw would silently stay local.
+void DdpGradientSync::check_known_parameters(const std::vector<at::Tensor>& params) const {
   for (const at::Tensor& p : params) {
     if (!p.requires_grad()) continue;
     const bool known =
@@ -415,9 +379,10 @@ void DdpGradientSync::finish_gradients(const std::vector<at::Tensor>& params) {
 
 std::vector<DdpBucketInfo> DdpGradientSync::buckets() const {
   std::vector<DdpBucketInfo> out;
-  for (const Bucket& bucket : buckets_) {
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const Bucket& bucket = buckets_[b];
     DdpBucketInfo info;
-    for (size_t s : bucket.slots) info.param_names.push_back(slots_[s].name);
+    for (size_t s : schedule_->slots(b)) info.param_names.push_back(slots_[s].name);
     info.numel = bucket.numel;
     info.dtype = c10::toString(bucket.flat.scalar_type());
     info.device = device_text(bucket.flat);

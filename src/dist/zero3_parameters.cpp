@@ -47,6 +47,18 @@ struct Block {
   std::unique_ptr<PendingWork> pending;
 };
 
+// "bert.encoder.layer.3.attention.self.query.weight" -> "bert.encoder.layer.3".
+std::string block_of(const std::string& name) {
+  for (const char* prefix : {"bert.embeddings.", "bert.pooler.", "classifier."})
+    if (name.rfind(prefix, 0) == 0) return std::string(prefix, std::string(prefix).size() - 1);
+  const std::string layers = "bert.encoder.layer.";
+  if (name.rfind(layers, 0) == 0) {
+    const auto dot = name.find('.', layers.size());
+    if (dot != std::string::npos) return name.substr(0, dot);
+  }
+  return "";
+}
+
 // The state shared by PartitionedParameters, the model's hooks and the autograd wrappers; whichever lives
 // longest keeps it.
 struct Core {
@@ -184,6 +196,111 @@ struct Core {
     if (trace.size() == blocks.size()) trace_complete = true;
   }
 
+  // No parameters, and the blocks of a BERT with `layers` encoder layers, none gathered.
+  void reset_blocks(size_t layers) {
+    params.clear();
+    blocks.clear();
+    block_index.clear();
+    trace.clear();
+    trace_complete = false;
+    full_bytes = 0;
+    stats = {};
+    auto add_block = [&](const std::string& name) {
+      block_index[name] = static_cast<int>(blocks.size());
+      blocks.emplace_back();
+      blocks.back().name = name;
+    };
+    add_block("bert.embeddings");
+    for (size_t i = 0; i < layers; ++i) add_block("bert.encoder.layer." + std::to_string(i));
+    add_block("bert.pooler");
+    add_block("classifier");
+  }
+
+  // One Param per entry of `layout` (the model's parameters by name); `segments` are this rank's pieces.
+  void add_params(torch::nn::Module& model, const FlatLayout& layout,
+                  const std::vector<ParamSegment>& segments) {
+    const auto named = model.named_parameters(/*recurse=*/true);
+    std::map<int64_t, const ParamSegment*> mine;
+    for (const ParamSegment& s : segments) mine[s.param] = &s;
+    for (size_t i = 0; i < layout.entries.size(); ++i) {
+      const FlatEntry& entry = layout.entries[i];
+      const at::Tensor* found = named.find(entry.name);
+      BERTH_CHECK(found != nullptr, "ZeRO stage 3: the layout names parameter ", entry.name,
+                  " but the model has none by that name. Fix: build the layout from this model's parameters");
+      BERTH_CHECK(found->numel() == entry.numel, "ZeRO stage 3: parameter ", entry.name, " has ",
+                  found->numel(), " elements but the layout says ", entry.numel,
+                  ". Fix: build the layout from this model");
+      Param p;
+      p.name = entry.name;
+      p.param = *found;
+      p.shape = found->sizes().vec();
+      p.numel = entry.numel;
+      p.persistent = entry.numel <= options.stage3_param_persistence_threshold;
+      if (!p.persistent) {
+        add_to_block(p);
+        const auto it = mine.find(static_cast<int64_t>(i));
+        if (it != mine.end())
+          keep_piece(p, it->second->begin, it->second->end);
+        else
+          keep_piece(p, 0, 0);
+      }
+      params.push_back(std::move(p));
+    }
+  }
+
+  // A partitioned parameter into its block's flat buffer (after the block's earlier parameters).
+  void add_to_block(Param& p) {
+    const std::string block = block_of(p.name);
+    BERTH_CHECK(
+        !block.empty() && block_index.count(block), "ZeRO stage 3: parameter ", p.name,
+        " belongs to no block with layer hooks (bert.embeddings, bert.encoder.layer.<i>, bert.pooler, "
+        "classifier). Fix: raise stage3_param_persistence_threshold to at least ",
+        p.numel, " to keep it whole");
+    p.block = block_index.at(block);
+    Block& b = blocks[p.block];
+    if (b.params.empty()) {
+      b.flat = at::empty({0}, p.param.options().requires_grad(false));
+    } else {
+      const at::Tensor& first = params[b.params.front()].param;
+      BERTH_CHECK(first.scalar_type() == p.param.scalar_type() && first.device() == p.param.device(),
+                  "ZeRO stage 3: the parameters of ", block, " must share one dtype and device; ", p.name,
+                  " is ", p.param.dtype(), " on ", p.param.device(), ", ", params[b.params.front()].name,
+                  " is ", first.dtype(), " on ", first.device());
+    }
+    p.block_offset = b.numel;
+    b.numel += p.numel;
+    b.params.push_back(params.size());
+  }
+
+  // This rank's piece [begin, end) of a partitioned parameter (empty where it owns none), copied out: to the
+  // CPU with offload_param.
+  void keep_piece(Param& p, int64_t begin, int64_t end) {
+    p.begin = begin;
+    p.end = end;
+    torch::NoGradGuard no_grad;
+    at::Tensor piece = p.param.detach().reshape({-1}).slice(0, p.begin, p.end);
+    if (options.offload_param.enabled()) {
+      at::TensorOptions cpu = piece.options().device(at::kCPU);
+      const bool pin = options.offload_param.pin_memory && p.param.is_cuda();
+      p.piece = at::empty({p.end - p.begin}, cpu.pinned_memory(pin));
+      p.piece.copy_(piece);
+    } else {
+      p.piece = piece.clone();
+    }
+  }
+
+  // Every flat buffer starts without storage; the parameters point at empty tensors until gathered.
+  void release_new_blocks() {
+    for (Block& b : blocks) {
+      if (b.numel == 0) continue;
+      b.flat = at::empty({b.numel}, b.flat.options());
+      full_bytes += b.flat.storage().nbytes();
+      b.state = BlockState::Gathered;
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) release(static_cast<int>(i));
+    stats = {};
+  }
+
   // Releases whatever is still gathered when backward ends (the embeddings, whose input needs no gradient,
   // and prefetched blocks backward never reached).
   void queue_final_release(const std::shared_ptr<Core>& self) {
@@ -295,18 +412,6 @@ class Zero3Hooks : public LayerHooks {
   int64_t id_;
 };
 
-// "bert.encoder.layer.3.attention.self.query.weight" -> "bert.encoder.layer.3".
-std::string block_of(const std::string& name) {
-  for (const char* prefix : {"bert.embeddings.", "bert.pooler.", "classifier."})
-    if (name.rfind(prefix, 0) == 0) return std::string(prefix, std::string(prefix).size() - 1);
-  const std::string layers = "bert.encoder.layer.";
-  if (name.rfind(layers, 0) == 0) {
-    const auto dot = name.find('.', layers.size());
-    if (dot != std::string::npos) return name.substr(0, dot);
-  }
-  return "";
-}
-
 }  // namespace
 
 struct PartitionedParameters::Impl {
@@ -354,96 +459,12 @@ void PartitionedParameters::partition(torch::nn::Module& model, const FlatLayout
               "berth::BertForSequenceClassification supports; this model is a ", model.name(),
               ", which has none. Fix: use ZeRO stage 2 (or 1) for this model, or add set_layer_hooks to it "
               "(see berth/model/layer_hooks.h)");
-  const int64_t rank = core.comm->rank();
-  const int64_t world = core.comm->world_size();
-  const bool offload = core.options.offload_param.enabled();
 
-  core.params.clear();
-  core.blocks.clear();
-  core.block_index.clear();
-  core.trace.clear();
-  core.trace_complete = false;
-  core.full_bytes = 0;
-  core.stats = {};
-  auto add_block = [&](const std::string& name) {
-    core.block_index[name] = static_cast<int>(core.blocks.size());
-    core.blocks.emplace_back();
-    core.blocks.back().name = name;
-  };
-  add_block("bert.embeddings");
-  for (size_t i = 0; i < bert->bert->encoder->layer->size(); ++i)
-    add_block("bert.encoder.layer." + std::to_string(i));
-  add_block("bert.pooler");
-  add_block("classifier");
-
-  const auto named = model.named_parameters(/*recurse=*/true);
-  impl_->segments =
-      per_parameter_partition(layout, rank, world, core.options.stage3_param_persistence_threshold);
-  std::map<int64_t, const ParamSegment*> mine;
-  for (const ParamSegment& s : impl_->segments) mine[s.param] = &s;
-
-  for (size_t i = 0; i < layout.entries.size(); ++i) {
-    const FlatEntry& entry = layout.entries[i];
-    const at::Tensor* found = named.find(entry.name);
-    BERTH_CHECK(found != nullptr, "ZeRO stage 3: the layout names parameter ", entry.name,
-                " but the model has none by that name. Fix: build the layout from this model's parameters");
-    BERTH_CHECK(found->numel() == entry.numel, "ZeRO stage 3: parameter ", entry.name, " has ",
-                found->numel(), " elements but the layout says ", entry.numel,
-                ". Fix: build the layout from this model");
-    Param p;
-    p.name = entry.name;
-    p.param = *found;
-    p.shape = found->sizes().vec();
-    p.numel = entry.numel;
-    p.persistent = entry.numel <= core.options.stage3_param_persistence_threshold;
-    if (!p.persistent) {
-      const std::string block = block_of(entry.name);
-      BERTH_CHECK(
-          !block.empty() && core.block_index.count(block), "ZeRO stage 3: parameter ", entry.name,
-          " belongs to no block with layer hooks (bert.embeddings, bert.encoder.layer.<i>, bert.pooler, "
-          "classifier). Fix: raise stage3_param_persistence_threshold to at least ",
-          entry.numel, " to keep it whole");
-      p.block = core.block_index.at(block);
-      Block& b = core.blocks[p.block];
-      if (b.params.empty()) {
-        b.flat = at::empty({0}, found->options().requires_grad(false));
-      } else {
-        const at::Tensor& first = core.params[b.params.front()].param;
-        BERTH_CHECK(first.scalar_type() == found->scalar_type() && first.device() == found->device(),
-                    "ZeRO stage 3: the parameters of ", block, " must share one dtype and device; ",
-                    entry.name, " is ", found->dtype(), " on ", found->device(), ", ",
-                    core.params[b.params.front()].name, " is ", first.dtype(), " on ", first.device());
-      }
-      p.block_offset = b.numel;
-      b.numel += p.numel;
-      b.params.push_back(core.params.size());
-      auto it = mine.find(static_cast<int64_t>(i));
-      if (it != mine.end()) {
-        p.begin = it->second->begin;
-        p.end = it->second->end;
-      }
-      torch::NoGradGuard no_grad;
-      at::Tensor piece = found->detach().reshape({-1}).slice(0, p.begin, p.end);
-      if (offload) {
-        at::TensorOptions cpu = piece.options().device(at::kCPU);
-        const bool pin = core.options.offload_param.pin_memory && found->is_cuda();
-        p.piece = at::empty({p.end - p.begin}, cpu.pinned_memory(pin));
-        p.piece.copy_(piece);
-      } else {
-        p.piece = piece.clone();
-      }
-    }
-    core.params.push_back(std::move(p));
-  }
-  // Every flat buffer starts without storage; the parameters point at empty tensors until gathered.
-  for (Block& b : core.blocks) {
-    if (b.numel == 0) continue;
-    b.flat = at::empty({b.numel}, b.flat.options());
-    core.full_bytes += b.flat.storage().nbytes();
-    b.state = BlockState::Gathered;
-  }
-  for (size_t i = 0; i < core.blocks.size(); ++i) core.release(static_cast<int>(i));
-  core.stats = {};
+  core.reset_blocks(bert->bert->encoder->layer->size());
+  impl_->segments = per_parameter_partition(layout, core.comm->rank(), core.comm->world_size(),
+                                            core.options.stage3_param_persistence_threshold);
+  core.add_params(model, layout, impl_->segments);
+  core.release_new_blocks();
 
   impl_->owned.clear();
   for (const ParamSegment& s : impl_->segments) {

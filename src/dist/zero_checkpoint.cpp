@@ -360,32 +360,22 @@ void check_same_parameters(const std::string& checkpoint_dir, const FlatLayout& 
   }
 }
 
-}  // namespace
-
-std::string zero_shard_file_name(int64_t rank, int64_t world_size) {
-  return "rank_" + std::to_string(rank) + "_of_" + std::to_string(world_size) + ".safetensors";
-}
-
-void save_zero_shard(const std::string& checkpoint_dir, const FlatLayout& layout, const ZeroShardInfo& info,
-                     const std::vector<ParamSegment>& segments, const std::vector<SegmentState>& states) {
-  BERTH_CHECK(info.world_size >= 1 && info.rank >= 0 && info.rank < info.world_size, "save_zero_shard: rank ",
-              info.rank, " is outside world size ", info.world_size,
-              ". Fix: pass the process group's rank and size");
-  BERTH_CHECK(info.stage >= 1 && info.stage <= 3, "save_zero_shard: ZeRO stage must be 1, 2 or 3, found ",
-              info.stage);
-  BERTH_CHECK(info.step >= 0, "save_zero_shard: step must be >= 0, found ", info.step);
-  BERTH_CHECK(segments.size() == states.size(), "save_zero_shard: ", segments.size(), " segments but ",
-              states.size(), " states. Fix: pass one SegmentState per segment");
+// The shard file's tensors: each segment's master, exp_avg and exp_avg_sq under its piece's name.
+std::map<std::string, at::Tensor> shard_tensors(const FlatLayout& layout,
+                                                const std::vector<ParamSegment>& segments,
+                                                const std::vector<SegmentState>& states) {
   std::map<std::string, at::Tensor> tensors;
   for (size_t i = 0; i < segments.size(); ++i) {
     const ParamSegment& segment = segments[i];
-    BERTH_CHECK(segment.param >= 0 && segment.param < static_cast<int64_t>(layout.entries.size()),
-                "save_zero_shard: segment ", i, " names parameter ", segment.param, " but the layout has ",
-                layout.entries.size());
+    // The segments come from this layout (segments_in, per_parameter_partition): one outside it is a bug.
+    BERTH_BUG(segment.param >= 0 && segment.param < static_cast<int64_t>(layout.entries.size()),
+              "save_zero_shard: segment ", i, " names parameter ", segment.param, " but the layout has ",
+              layout.entries.size(), "; every segment must be a piece of the layout it is saved with");
     const FlatEntry& entry = layout.entries[static_cast<size_t>(segment.param)];
-    BERTH_CHECK(0 <= segment.begin && segment.begin <= segment.end && segment.end <= entry.numel,
-                "save_zero_shard: segment ", range_text(segment.begin, segment.end), " of parameter '",
-                entry.name, "' lies outside its ", entry.numel, " elements");
+    BERTH_BUG(0 <= segment.begin && segment.begin <= segment.end && segment.end <= entry.numel,
+              "save_zero_shard: segment ", range_text(segment.begin, segment.end), " of parameter '",
+              entry.name, "' lies outside its ", entry.numel,
+              " elements; every segment must be a piece of the layout it is saved with");
     if (segment.numel() == 0) continue;
     const SegmentState& state = states[i];
     const std::string what = "parameter '" + entry.name + "' " + range_text(segment.begin, segment.end);
@@ -398,21 +388,12 @@ void save_zero_shard(const std::string& checkpoint_dir, const FlatLayout& layout
     tensors[piece_name(entry.name, segment.begin, segment.end, "exp_avg_sq")] =
         flat_state(state.exp_avg_sq, segment.numel(), what + " exp_avg_sq", false);
   }
-  const std::string dir = zero_dir(checkpoint_dir);
-  std::error_code error;
-  fs::create_directories(dir, error);
-  BERTH_CHECK(!error, "save_zero_shard: cannot create ", dir, ": ", error.message(),
-              ". Fix: check that the checkpoint directory is writable");
-  const std::map<std::string, std::string> metadata{{"format", kShardFormat},
-                                                    {"version", std::to_string(kVersion)},
-                                                    {"rank", std::to_string(info.rank)},
-                                                    {"world_size", std::to_string(info.world_size)},
-                                                    {"stage", std::to_string(info.stage)},
-                                                    {"step", std::to_string(info.step)},
-                                                    {"layout_fingerprint", fingerprint(layout)}};
-  io::save_safetensors((fs::path(dir) / zero_shard_file_name(info.rank, info.world_size)).string(), tensors,
-                       metadata);
-  if (info.rank != 0) return;
+  return tensors;
+}
+
+// checkpoint_dir/zero/layout.json, written by rank 0.
+void write_layout_file(const std::string& checkpoint_dir, const FlatLayout& layout,
+                       const ZeroShardInfo& info) {
   nlohmann::ordered_json json;
   json["format"] = kLayoutFormat;
   json["version"] = kVersion;
@@ -430,6 +411,40 @@ void save_zero_shard(const std::string& checkpoint_dir, const FlatLayout& layout
         {{"name", entry.name}, {"shape", entry.shape}, {"numel", entry.numel}, {"offset", entry.offset}});
   }
   write_file_atomically(layout_path(checkpoint_dir), json.dump(2) + "\n");
+}
+
+}  // namespace
+
+std::string zero_shard_file_name(int64_t rank, int64_t world_size) {
+  return "rank_" + std::to_string(rank) + "_of_" + std::to_string(world_size) + ".safetensors";
+}
+
+void save_zero_shard(const std::string& checkpoint_dir, const FlatLayout& layout, const ZeroShardInfo& info,
+                     const std::vector<ParamSegment>& segments, const std::vector<SegmentState>& states) {
+  BERTH_CHECK(info.world_size >= 1 && info.rank >= 0 && info.rank < info.world_size, "save_zero_shard: rank ",
+              info.rank, " is outside world size ", info.world_size,
+              ". Fix: pass the process group's rank and size");
+  BERTH_CHECK(info.stage >= 1 && info.stage <= 3, "save_zero_shard: ZeRO stage must be 1, 2 or 3, found ",
+              info.stage);
+  BERTH_CHECK(info.step >= 0, "save_zero_shard: step must be >= 0, found ", info.step);
+  BERTH_CHECK(segments.size() == states.size(), "save_zero_shard: ", segments.size(), " segments but ",
+              states.size(), " states. Fix: pass one SegmentState per segment");
+  const std::map<std::string, at::Tensor> tensors = shard_tensors(layout, segments, states);
+  const std::string dir = zero_dir(checkpoint_dir);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  BERTH_CHECK(!error, "save_zero_shard: cannot create ", dir, ": ", error.message(),
+              ". Fix: check that the checkpoint directory is writable");
+  const std::map<std::string, std::string> metadata{{"format", kShardFormat},
+                                                    {"version", std::to_string(kVersion)},
+                                                    {"rank", std::to_string(info.rank)},
+                                                    {"world_size", std::to_string(info.world_size)},
+                                                    {"stage", std::to_string(info.stage)},
+                                                    {"step", std::to_string(info.step)},
+                                                    {"layout_fingerprint", fingerprint(layout)}};
+  io::save_safetensors((fs::path(dir) / zero_shard_file_name(info.rank, info.world_size)).string(), tensors,
+                       metadata);
+  if (info.rank == 0) write_layout_file(checkpoint_dir, layout, info);
 }
 
 bool has_zero_shards(const std::string& checkpoint_dir) {

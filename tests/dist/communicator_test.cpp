@@ -115,6 +115,9 @@ TEST_P(CommunicatorRanks, AllReduceSyncAndAsyncSumOverRanks) {
     auto pending = comm->all_reduce_sum_async(bucket, "async bucket");
     pending->wait();
     async_out[rank] = {bucket[0][1][1].item<float>(), bucket[1][2].item<float>()};
+    // A collective over no tensors is berth's own bug (every caller passes one), refused before it travels.
+    std::vector<at::Tensor> none;
+    EXPECT_THROW(comm->all_reduce_sum(none, "empty all-reduce"), berth::InternalError);
   }));
   const float total = static_cast<float>(world * (world + 1) / 2);
   const float rank_sum = static_cast<float>(world * (world - 1) / 2);

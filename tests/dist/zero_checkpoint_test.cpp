@@ -315,6 +315,11 @@ TEST(ZeroCheckpoint, SaveRejectsInconsistentInput) {
                     berth::dist::save_zero_shard(dir.path().string(), f.layout, {2, 2, 2, 1}, {}, {});
                   }),
                   {"rank 2 is outside world size 2"});
+  // Segments come from the layout they are saved with: one outside it is berth's bug, not the user's.
+  const std::vector<ParamSegment> outside{{static_cast<int64_t>(f.layout.entries.size()), 0, 1}};
+  EXPECT_THROW(
+      berth::dist::save_zero_shard(dir.path().string(), f.layout, {0, 2, 2, 1}, outside, {states[1]}),
+      berth::InternalError);
   EXPECT_FALSE(fs::exists(dir.path() / "zero" / "layout.json"));
 }
 

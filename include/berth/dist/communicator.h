@@ -65,8 +65,8 @@ class Communicator {
   // root's string on every rank.
   virtual std::string broadcast_string(const std::string& value, int root, const std::string& what) = 0;
   // Sums one contiguous tensor over ranks into root's copy (c10d's reduce); on the other ranks its contents
-  // afterwards are unspecified (Gloo uses them as scratch). ZeRO's reduce-scatter on backends without one
-  // (Gloo in libtorch 1.13): one reduce per owner. Default: an all-reduce, which leaves the sum everywhere.
+  // afterwards are unspecified (Gloo uses them as scratch). ZeRO's reduce-scatter is one reduce per owner.
+  // Default: an all-reduce, which leaves the sum everywhere.
   virtual std::unique_ptr<PendingWork> reduce_sum_async(at::Tensor& tensor, int root,
                                                         const std::string& what);
   // Every rank's `input` (same numel, dtype and device on every rank) into outputs[r], r = 0..world-1

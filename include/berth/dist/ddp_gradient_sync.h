@@ -6,17 +6,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "berth/dist/communicator.h"
 #include "berth/dist/gradient_sync.h"
 #include "berth/dist/replica_optimizer.h"
 
-namespace torch::autograd {
-struct Node;
-}
-
 namespace berth::dist {
+
+class BucketSchedule;
+class GradientHooks;
 
 struct DdpOptions {
   // Upper bound of one bucket's gradients; smaller buckets start communicating earlier in backward, larger
@@ -85,8 +85,8 @@ class DdpGradientSync final : public GradientSync, public GradientReducer, publi
   void prepare(torch::nn::Module& model) override;
   void begin_backward(bool last_micro_step) override;
   void finish_gradients(const std::vector<at::Tensor>& params) override;
-  // The buckets' buffers (every gradient is a view of one after finish_gradients) plus the embedding tables'
-  // gradients, which travel by rows.
+  // The buckets' gradients (every gradient is a view of one after finish_gradients; the last bucket's
+  // unused-parameter flag is not counted) plus the embedding tables' gradients, which travel by rows.
   int64_t gradient_bytes() const override { return gradient_bytes_; }
   void gather() override {}
   void release() override {}
@@ -109,13 +109,20 @@ class DdpGradientSync final : public GradientSync, public GradientReducer, publi
   struct Bucket;
   struct Slot;
   struct RowSparse;
-  void reduce_row_sparse(bool& any_rank_missing);
-  void on_grad_ready(size_t slot_index);
-  void copy_into_bucket(const Slot& slot);
-  void launch_ready_buckets_in_order();
-  void launch(size_t bucket_index, bool in_backward);
-  void remove_hooks();
   void release_model();
+  std::vector<std::pair<std::string, at::Tensor>> bucketed_parameters(torch::nn::Module& model);
+  void build_buckets(const std::vector<std::pair<std::string, at::Tensor>>& trainable);
+  void start_round();
+  void on_grad_ready(size_t slot_index);
+  void copy_into_bucket(size_t slot_index);
+  void launch(size_t bucket_index, bool in_backward);
+  std::vector<size_t> fill_missing_gradients();
+  void communicate_rest(bool& row_sparse_missing);
+  void reduce_row_sparse(bool& any_rank_missing);
+  void check_row_sparse_gradients(bool any_rank_missing) const;
+  void check_bucket_gradients(const std::vector<size_t>& missing) const;
+  void use_buckets_as_gradients();
+  void check_known_parameters(const std::vector<at::Tensor>& params) const;
 
   std::shared_ptr<Communicator> comm_;
   DdpOptions options_;
@@ -123,9 +130,10 @@ class DdpGradientSync final : public GradientSync, public GradientReducer, publi
   int64_t gradient_bytes_ = 0;
   bool prepared_ = false;
   bool armed_ = false;
-  size_t next_to_launch_ = 0;
-  std::vector<Slot> slots_;            // one per trainable parameter, in bucket order
-  std::vector<Bucket> buckets_;        // in launch order
+  std::vector<Slot> slots_;                   // one per bucketed parameter, in bucket order
+  std::vector<Bucket> buckets_;               // in launch order
+  std::unique_ptr<BucketSchedule> schedule_;  // which slots are in which bucket, which are ready this step
+  std::unique_ptr<GradientHooks> hooks_;      // one per slot
   std::vector<RowSparse> row_sparse_;  // embedding tables reduced by rows, after the buckets are launched
   DdpStats stats_;
 };

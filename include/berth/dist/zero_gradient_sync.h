@@ -17,7 +17,10 @@
 
 namespace berth::dist {
 
-class PartitionedParameters;
+class BucketSchedule;
+class GradientHooks;
+class ZeroShardedOptimizer;
+struct ZeroShard;
 
 // Counters since construction, for benchmarks and tests (this rank's side of every collective).
 struct ZeroStats {
@@ -56,12 +59,9 @@ void validate_zero_options(const ZeroOptions& options);
 //                     PartitionedParameters::after_step(). Gradients end as none.
 // A parameter without a gradient in a backward counts as zero (DeepSpeed's behaviour), so ranks that skip a
 // branch never hang the others.
-// One object plays the three parts: the reducer, the sharded optimizer and (stage 3) the partitioned
-// parameters share the layout and the owned pieces.
-class ZeroGradientSync final : public GradientSync,
-                               public GradientReducer,
-                               public ShardedOptimizer,
-                               public ParameterResidency {
+// This object is the reducer and the parameter residency (stage 3: PartitionedParameters); its optimizer()
+// is a ZeroShardedOptimizer. Both work on one ZeroShard: the layout, the owned pieces and their gradients.
+class ZeroGradientSync final : public GradientSync, public GradientReducer, public ParameterResidency {
  public:
   ZeroGradientSync(std::shared_ptr<Communicator> comm, ZeroOptions options);
   ~ZeroGradientSync() override;
@@ -70,7 +70,7 @@ class ZeroGradientSync final : public GradientSync,
 
   Communicator& communicator() override { return *comm_; }
   GradientReducer& reducer() override { return *this; }
-  ShardedOptimizer& optimizer() override { return *this; }
+  ShardedOptimizer& optimizer() override;
   ParameterResidency& residency() override { return *this; }
   std::string strategy() const override { return "zero-" + std::to_string(options_.stage); }
 
@@ -84,13 +84,12 @@ class ZeroGradientSync final : public GradientSync,
   // (buckets in flight are transient: at most two of reduce_bucket_size elements with overlap_comm).
   int64_t gradient_bytes() const override;
 
-  // ShardedOptimizer.
-  void create(torch::nn::Module& model, const OptimizerSpec& spec) override;
-  StepResult step(const std::vector<at::Tensor>& params, const StepOptions& options) override;
-  void save_state(const std::string& checkpoint_dir) override;
-  void load_state(const std::string& checkpoint_dir, const std::string& placement,
-                  torch::nn::Module& model) override;
-  int64_t state_bytes() const override;
+  // The optimizer's (optimizer().create(...) and so on), here too for tests and tools.
+  void create(torch::nn::Module& model, const OptimizerSpec& spec);
+  StepResult step(const std::vector<at::Tensor>& params, const StepOptions& options);
+  void save_state(const std::string& checkpoint_dir);
+  void load_state(const std::string& checkpoint_dir, const std::string& placement, torch::nn::Module& model);
+  int64_t state_bytes() const;
 
   // ParameterResidency (stage 3 holds pieces; stages 1-2 whole parameters).
   void gather() override;
@@ -103,61 +102,49 @@ class ZeroGradientSync final : public GradientSync,
 
   const ZeroOptions& options() const { return options_; }
   ZeroStats stats() const;
-  const FlatLayout& layout() const { return layout_; }
+  const FlatLayout& layout() const;
   // This rank's pieces, in flat order (stage 3: PartitionedParameters' order).
-  const std::vector<ParamSegment>& owned_segments() const { return owned_; }
-  // Piece i's reduced gradient (1-D float32, after finish_gradients) and AdamW state (after
-  // create_optimizer).
+  const std::vector<ParamSegment>& owned_segments() const;
+  // Piece i's reduced gradient (1-D float32, after finish_gradients) and AdamW state (after create).
   at::Tensor owned_gradient(size_t i) const;
   at::Tensor master(size_t i) const;
   at::Tensor exp_avg(size_t i) const;
   at::Tensor exp_avg_sq(size_t i) const;
-  int64_t optimizer_step_count() const { return step_count_; }
-  double lr() const { return lr_; }
+  int64_t optimizer_step_count() const;
+  double lr() const;
 
  private:
   struct Piece;
   struct Bucket;
   struct Slot;
   void release_model();
+  std::vector<std::string> collect_trainable(torch::nn::Module& model);
+  std::vector<std::vector<ParamSegment>> every_ranks_pieces() const;
+  void build_slots(const std::vector<std::string>& names,
+                   const std::vector<std::vector<ParamSegment>>& owned);
   void build_buckets();
+  void take_ownership(torch::nn::Module& model, const std::vector<ParamSegment>& expected);
   void on_grad_ready(size_t slot_index);
+  void add_repeated_gradient(size_t slot_index);
   void copy_into_bucket(size_t slot_index);
   void launch_ready_buckets_in_order(bool in_backward);
   void launch(size_t bucket_index, bool in_backward);
   void complete(size_t bucket_index);
+  void complete_all();
   void end_of_backward();
   void reduce_all_now();
-  void ensure_grad_partition();
-  void reset_gradients(const std::vector<at::Tensor>& params);
-  void all_gather_parameters();
-  void write_masters_to_parameters();
 
   std::shared_ptr<Communicator> comm_;
   ZeroOptions options_;
-  bool prepared_ = false;
-  bool armed_ = false;              // hooks act on the coming backward
-  bool callback_queued_ = false;    // end_of_backward is queued for the running backward
-  bool reduced_this_step_ = false;  // stage 1: this step's gradients have been reduced
-  bool have_gradients_ = false;     // some gradient was reduced into the partition since the last step
-  size_t next_to_launch_ = 0;
-  FlatLayout layout_;
-  std::vector<at::Tensor> params_;     // trainable parameters, layout order
-  std::vector<ParamSegment> owned_;    // this rank's pieces
-  std::vector<int64_t> owned_offset_;  // piece i's offset in grad_partition_
-  int64_t owned_numel_ = 0;
-  at::Tensor grad_partition_;    // [owned_numel_] float32: reduced gradients of the owned pieces
-  std::vector<Slot> slots_;      // one per trainable parameter
+  bool armed_ = false;            // hooks act on the coming backward
+  bool callback_queued_ = false;  // end_of_backward is queued for the running backward
+  std::unique_ptr<ZeroShard> shard_;
+  std::vector<Slot> slots_;      // one per trainable parameter, layout order
   std::vector<Bucket> buckets_;  // in launch order
-  std::unique_ptr<PartitionedParameters> partitioned_;
-  // Optimizer (after create_optimizer): one entry per owned piece.
-  bool optimizer_ready_ = false;
-  std::vector<at::Tensor> master_, exp_avg_, exp_avg_sq_;
-  std::vector<double> weight_decay_;  // < 0: the piece's parameter is in no group (not stepped)
-  bool separate_master_ = false;      // master_ are copies (offload, non-fp32 or non-CPU parameters)
-  double lr_ = 0, beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;
-  int64_t step_count_ = 0;
-  ZeroStats stats_;
+  std::unique_ptr<BucketSchedule> schedule_;
+  std::unique_ptr<GradientHooks> hooks_;  // one per slot
+  std::unique_ptr<ZeroShardedOptimizer> optimizer_;
+  ZeroStats stats_;  // the reduction's counters (the optimizer counts its own)
 };
 
 }  // namespace berth::dist
