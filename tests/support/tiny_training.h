@@ -4,11 +4,13 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "berth/data/split_mix64.h"
 #include "berth/data/tokenized_dataset.h"
 #include "berth/model/bert_config.h"
+#include "berth/train/training_arguments.h"
 
 namespace berth::testing {
 
@@ -52,6 +54,23 @@ inline std::shared_ptr<data::TokenizedDataset> synthetic_dataset(size_t rows, ui
     labels.push_back(label);
   }
   return std::make_shared<data::TokenizedDataset>(std::move(encodings), at::tensor(labels, at::kLong));
+}
+
+// Short CPU runs of that task: batches of 8, lr 1e-3, 2 epochs, a loss logged every 2 steps, no checkpoints.
+inline train::TrainingArguments tiny_args(const std::string& output_dir) {
+  train::TrainingArguments args;
+  args.output_dir = output_dir;
+  args.per_device_train_batch_size = 8;
+  args.per_device_eval_batch_size = 16;
+  args.learning_rate = 1e-3;
+  args.num_train_epochs = 2;
+  args.logging_steps = 2;
+  args.save_strategy = "no";
+  args.disable_tqdm = true;
+  args.seed = 7;
+  args.device = "cpu";
+  args.dataloader_prefetch = 0;
+  return args;
 }
 
 }  // namespace berth::testing

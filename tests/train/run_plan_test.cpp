@@ -22,17 +22,11 @@ using berth::testing::synthetic_dataset;
 using berth::testing::TempDir;
 using berth::testing::tiny_config;
 
+// tiny_args as 3 steps with a loss logged at each.
 TrainingArguments plan_args(const std::string& output_dir) {
-  TrainingArguments args;
-  args.output_dir = output_dir;
-  args.per_device_train_batch_size = 8;
-  args.learning_rate = 1e-3;
+  TrainingArguments args = berth::testing::tiny_args(output_dir);
   args.max_steps = 3;
   args.logging_steps = 1;
-  args.save_strategy = "no";
-  args.disable_tqdm = true;
-  args.device = "cpu";
-  args.dataloader_prefetch = 0;
   return args;
 }
 

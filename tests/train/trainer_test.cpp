@@ -23,23 +23,8 @@ namespace fs = std::filesystem;
 using berth::testing::TempDir;
 
 using berth::testing::synthetic_dataset;
+using berth::testing::tiny_args;
 using berth::testing::tiny_config;
-
-TrainingArguments tiny_args(const std::string& output_dir) {
-  TrainingArguments args;
-  args.output_dir = output_dir;
-  args.per_device_train_batch_size = 8;
-  args.per_device_eval_batch_size = 16;
-  args.learning_rate = 1e-3;
-  args.num_train_epochs = 2;
-  args.logging_steps = 2;
-  args.save_strategy = "no";
-  args.disable_tqdm = true;
-  args.seed = 7;
-  args.device = "cpu";
-  args.dataloader_prefetch = 0;
-  return args;
-}
 
 struct Run {
   std::ostringstream console;
