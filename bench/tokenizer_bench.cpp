@@ -1,7 +1,8 @@
-// berth's WordPiece tokenizer vs HF tokenizers (Rust) on every SpamAssassin email, in the same run: MB/s on
-// one thread and on all threads, the ratios, and whether berth's ids and offsets equal Rust's for every
-// email. usage: tokenizer_bench [REPS]   (BERTH_CACHE_DIR locates the npm packages; the vocabulary is
-// tests/fixtures/bert-base-uncased)
+// berth's tokenizer vs HF tokenizers (Rust) on every SpamAssassin email, in the same run: MB/s on one thread
+// and on all threads, the ratios, and whether berth's ids and offsets equal Rust's for every email.
+// usage: tokenizer_bench [REPS] [TOKENIZER_DIR]   (BERTH_CACHE_DIR locates the npm packages; the default
+// tokenizer is tests/fixtures/bert-base-uncased, through the WordPiece fast path; any other tokenizer.json
+// runs through the pipeline, e.g. build/tests/goldens/hf_tokenizers/llama3)
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 struct RustRun {
   double seconds = 0;
+  double load_seconds = 0;                     // Tokenizer.fromFile
   std::vector<std::vector<uint32_t>> records;  // per email: count, ids, then (start, end) pairs
 };
 
@@ -47,7 +50,9 @@ RustRun run_rust(const std::string& env, const std::string& modules, const std::
   while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, n);
   if (pclose(pipe) != 0) throw std::runtime_error("failed: " + command + "\n" + text);
   RustRun run;
-  run.seconds = nlohmann::json::parse(text)["seconds"].get<double>();
+  const nlohmann::json result = nlohmann::json::parse(text);
+  run.seconds = result["seconds"].get<double>();
+  run.load_seconds = result["load_seconds"].get<double>();
   std::ifstream in(out, std::ios::binary);
   in.seekg(0, std::ios::end);
   std::vector<uint32_t> words(static_cast<size_t>(in.tellg()) / 4);
@@ -95,7 +100,8 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 3;
   const std::string modules =
       env_or("BERTH_CACHE_DIR", std::string(BERTH_SOURCE_DIR) + "/.cache") + "/npm/node_modules";
-  const std::string bert = std::string(BERTH_SOURCE_DIR) + "/tests/fixtures/bert-base-uncased";
+  const std::string bert =
+      argc > 2 ? std::string(argv[2]) : std::string(BERTH_SOURCE_DIR) + "/tests/fixtures/bert-base-uncased";
 
   // The emails in the order the node script reads them.
   std::vector<EncodeInput> inputs;
@@ -123,11 +129,23 @@ int main(int argc, char** argv) {
       run_rust("TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1", modules, bert, std::max(1, reps / 3));
   RustRun rustn = run_rust("TOKENIZERS_PARALLELISM=true", modules, bert, std::max(1, reps / 3));
 
-  berth::tokenizer::WordPieceTokenizer tokenizer = berth::tokenizer::load_tokenizer(bert);
+  std::function<std::vector<Encoding>(size_t threads)> encode;
+  const auto load_start = std::chrono::steady_clock::now();
+  if (berth::tokenizer::is_bert_wordpiece_dir(bert)) {
+    auto wordpiece =
+        std::make_shared<berth::tokenizer::WordPieceTokenizer>(berth::tokenizer::load_tokenizer(bert));
+    encode = [wordpiece, &inputs](size_t threads) { return wordpiece->encode_batch(inputs, true, threads); };
+  } else {
+    auto pipeline =
+        std::make_shared<berth::tokenizer::Tokenizer>(berth::tokenizer::load_pipeline_tokenizer(bert));
+    encode = [pipeline, &inputs](size_t threads) { return pipeline->encode_batch(inputs, true, threads); };
+  }
+  std::printf("%s: berth loads it in %.3f s, HF tokenizers (Rust) in %.3f s\n", bert.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count(),
+              rust1.load_seconds);
   std::vector<Encoding> out1, outn;
-  double berth1 = best_seconds(reps, [&] { out1 = tokenizer.encode_batch(inputs, true, 1); });
-  double berthn =
-      best_seconds(reps, [&] { outn = tokenizer.encode_batch(inputs, true, static_cast<size_t>(cpus)); });
+  double berth1 = best_seconds(reps, [&] { out1 = encode(1); });
+  double berthn = best_seconds(reps, [&] { outn = encode(static_cast<size_t>(cpus)); });
 
   std::printf("\n%-28s %10s %10s %14s\n", "", "seconds", "MB/s", "vs Rust 1 thr");
   const auto row = [&](const char* name, double seconds) {

@@ -1,7 +1,7 @@
 // The speed baseline for bench/tokenizer_bench: HF tokenizers (Rust, npm @anush008/tokenizers) encoding every
-// SpamAssassin email with encodeBatch. Prints {"seconds", "bytes", "emails"} (best of REPS runs) and writes the
+// SpamAssassin email with encodeBatch. Prints {"seconds", "load_seconds", "bytes", "emails"} (best of REPS runs) and writes the
 // ids and offsets of every email to OUT for berth to compare against.
-// usage: node tokenizer_bench.mjs NODE_MODULES BERT_DIR OUT REPS
+// usage: node tokenizer_bench.mjs NODE_MODULES TOKENIZER_DIR OUT REPS
 // Single-threaded when run with TOKENIZERS_PARALLELISM=false (RAYON_NUM_THREADS=1 also limits rayon's pool).
 import { createRequire } from 'module';
 import fs from 'fs';
@@ -19,7 +19,9 @@ for (const group of ['easy-ham-1', 'easy-ham-2', 'hard-ham-1', 'spam-1', 'spam-2
 }
 const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t, 'utf8'), 0);
 
+const loadStart = process.hrtime.bigint();
 const tokenizer = tk.Tokenizer.fromFile(path.join(bertDir, 'tokenizer.json'));
+const loadSeconds = Number(process.hrtime.bigint() - loadStart) / 1e9;
 let best = Infinity;
 let encodings = null;
 for (let rep = 0; rep < Number(repsArg); ++rep) {
@@ -44,4 +46,4 @@ for (const e of encodings) {
   chunks.push(Buffer.from(buffer.buffer));
 }
 fs.writeFileSync(out, Buffer.concat(chunks));
-console.log(JSON.stringify({seconds: best, bytes, emails: texts.length}));
+console.log(JSON.stringify({seconds: best, load_seconds: loadSeconds, bytes, emails: texts.length}));

@@ -15,7 +15,7 @@
 #include "berth/core/error.h"
 #include "berth/core/runtime.h"
 #include "berth/dist/ddp_gradient_sync.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/param_groups.h"

@@ -14,7 +14,7 @@
 #include "berth/dist/zero_checkpoint.h"
 #include "berth/io/safetensors.h"
 #include "berth/model/bert_config.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/pretrained.h"
 #include "berth/train/checkpoint_dir.h"
 #include "command.h"

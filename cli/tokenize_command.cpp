@@ -26,14 +26,37 @@ struct TokenizeOptions {
   bool no_special_tokens = false;
 };
 
-size_t length_for(const TokenizeOptions& options, const tokenizer::WordPieceTokenizer& t, const char* what) {
+// The pad token's text: WordPiece's special tokens, or tokenizer_config.json's pad_token.
+std::string pad_token(const TokenizeOptions&, const tokenizer::WordPieceTokenizer& t) {
+  return t.special_tokens().pad;
+}
+std::string pad_token(const TokenizeOptions& options, const tokenizer::Tokenizer& t) {
+  BERTH_CHECK(
+      t.pad_token, "--padding needs a pad token, and ", options.tokenizer,
+      "/tokenizer_config.json names none (pad_token). Fix: add \"pad_token\" there, or leave out --padding");
+  return *t.pad_token;
+}
+
+int64_t token_id(const tokenizer::WordPieceTokenizer& t, const std::string& token) {
+  return t.token_id(token);
+}
+int64_t token_id(const tokenizer::Tokenizer& t, const std::string& token) {
+  const auto id = t.token_to_id(token);
+  BERTH_CHECK(id, "the pad token ", token,
+              " is not in the tokenizer's vocabulary. Fix: set pad_token to one of its tokens");
+  return *id;
+}
+
+template <typename T>
+size_t length_for(const TokenizeOptions& options, const T& t, const char* what) {
   if (options.max_length > 0) return options.max_length;
   BERTH_CHECK(t.model_max_length, what, " needs a length, and ", options.tokenizer,
               "/tokenizer_config.json has no model_max_length. Fix: pass --max-length N");
   return *t.model_max_length;
 }
 
-void configure(const TokenizeOptions& options, tokenizer::WordPieceTokenizer& t) {
+template <typename T>
+void configure(const TokenizeOptions& options, T& t) {
   using tokenizer::TruncationStrategy;
   if (!options.truncation.empty()) {
     tokenizer::TruncationOptions truncation;
@@ -48,8 +71,8 @@ void configure(const TokenizeOptions& options, tokenizer::WordPieceTokenizer& t)
   if (!options.padding.empty()) {
     tokenizer::PaddingOptions padding;
     if (t.padding()) padding = *t.padding();  // keep tokenizer.json's pad id and direction
-    padding.pad_id = t.token_id(t.special_tokens().pad);
-    padding.pad_token = t.special_tokens().pad;
+    padding.pad_token = pad_token(options, t);
+    padding.pad_id = token_id(t, padding.pad_token);
     padding.strategy = options.padding == "max_length" ? tokenizer::PaddingStrategy::MaxLength
                                                        : tokenizer::PaddingStrategy::Longest;
     if (padding.strategy == tokenizer::PaddingStrategy::MaxLength)
@@ -70,8 +93,8 @@ void write_line(std::ostream& out, const tokenizer::Encoding& e) {
   out << line.dump() << '\n';
 }
 
-int run(const TokenizeOptions& options) {
-  tokenizer::WordPieceTokenizer t = tokenizer::load_tokenizer(options.tokenizer);
+template <typename T>
+int tokenize_with(const TokenizeOptions& options, T& t) {
   configure(options, t);
   std::vector<TextInputLine> lines = read_text_inputs(options.input);
   std::vector<tokenizer::EncodeInput> inputs = encode_inputs(lines);
@@ -105,6 +128,16 @@ int run(const TokenizeOptions& options) {
   return 0;
 }
 
+// BERT's WordPiece through its fast path; any other tokenizer.json through the pipeline.
+int run(const TokenizeOptions& options) {
+  if (tokenizer::is_bert_wordpiece_dir(options.tokenizer)) {
+    tokenizer::WordPieceTokenizer t = tokenizer::load_tokenizer(options.tokenizer);
+    return tokenize_with(options, t);
+  }
+  tokenizer::Tokenizer t = tokenizer::load_pipeline_tokenizer(options.tokenizer);
+  return tokenize_with(options, t);
+}
+
 }  // namespace
 
 CommandAction add_tokenize_command(CLI::App& app) {
@@ -132,7 +165,8 @@ CommandAction add_tokenize_command(CLI::App& app) {
   cmd->add_option("--padding", options->padding,
                   "Pad with the pad token: longest (to the longest input of the file) or max_length")
       ->check(CLI::IsMember({"longest", "max_length"}));
-  cmd->add_flag("--no-special-tokens", options->no_special_tokens, "Leave out [CLS] and [SEP]");
+  cmd->add_flag("--no-special-tokens", options->no_special_tokens,
+                "Leave out the special tokens the post-processor adds ([CLS]/[SEP], <s>, ...)");
   return [options, cmd] {
     TokenizeOptions run_options = *options;
     if (cmd->count("--truncation") > 0 && run_options.truncation.empty())

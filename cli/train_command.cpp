@@ -10,7 +10,7 @@
 #include "berth/data/encode_text_dataset.h"
 #include "berth/device/dist_env.h"
 #include "berth/launch/launcher.h"
-#include "berth/model/pretrained.h"
+#include "berth/model/auto_model.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
@@ -94,9 +94,12 @@ struct EvalCommandOptions {
 
 int run_eval(const EvalCommandOptions& options) {
   const tokenizer::WordPieceTokenizer tokenizer = tokenizer::load_tokenizer(options.model);
-  const BertConfig config = BertConfig::load(options.model + "/config.json");
-  std::vector<std::string> model_labels;
-  for (const auto& [id, label] : config.id2label) model_labels.push_back(label);
+  auto loaded = load_task_model(options.model);
+  BERTH_CHECK(loaded.report.missing.empty(), "eval: ", options.model,
+              " is not a fine-tuned classifier (it lacks ", loaded.report.missing.front(),
+              "). Fix: evaluate the output directory of `berth train`");
+  const TaskModelInfo info = loaded.model->info();
+  const std::vector<std::string>& model_labels = info.labels;
   data::LoadedDatasets data = data::load_datasets(options.data, data::LabelMap(model_labels));
   const std::optional<data::TextDataset>* chosen = &data.test;
   if (options.split == "validation" || options.split == "eval") chosen = &data.eval;
@@ -106,17 +109,13 @@ int run_eval(const EvalCommandOptions& options) {
               "eval: nothing to evaluate on. Fix: --data spamassassin (with --split test|validation) or "
               "--eval FILE / --test FILE");
 
-  auto loaded = from_pretrained<BertForSequenceClassification>(options.model);
-  BERTH_CHECK(loaded.report.missing.empty(), "eval: ", options.model,
-              " is not a fine-tuned classifier (it lacks ", loaded.report.missing.front(),
-              "). Fix: evaluate the output directory of `berth train`");
   train::TrainingArguments args;
   args.output_dir = options.model;
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
   args.device = options.device;
   // The length and truncation the model was trained with (its training_args.json), else the model's limit.
   data::EncodeTextOptions encoding;
-  encoding.max_length = static_cast<size_t>(loaded.model->config.max_position_embeddings);
+  encoding.max_length = static_cast<size_t>(info.max_positions);
   if (auto trained = train::trained_encode_options(options.model)) encoding = *trained;
   if (options.max_length > 0) encoding.max_length = options.max_length;
   train::TrainerOptions trainer_options;

@@ -13,7 +13,7 @@
 #include "berth/core/error.h"
 #include "berth/core/process_defaults.h"
 #include "berth/device/device.h"
-#include "berth/model/pretrained.h"
+#include "berth/model/auto_model.h"
 #include "berth/placement/place.h"
 #include "berth/train/trainer.h"
 
@@ -43,16 +43,16 @@ int main(int argc, char** argv) try {
     options.args.placement = policy;
     // What the seed's users wrote: build the model, then move it by hand to a device of their choosing.
     options.model_init = [model_dir, wrong = wrong_device](const berth::train::Trial*) {
-      auto model = berth::from_pretrained<berth::BertForSequenceClassification>(model_dir).model;
-      berth::place(*model, wrong);
+      auto model = berth::load_task_model(model_dir).model;
+      berth::place(model->module(), wrong);
       return model;
     };
     std::cout << "== placement=" << policy << ": model_init builds the model on "
               << berth::device_name(wrong_device) << ", the run is on " << run_device << "\n";
     try {
       berth::train::Trainer trainer(std::move(options));
-      std::cout << "the model is now on " << berth::device_name(*berth::module_device(*trainer.model()))
-                << "\n";
+      std::cout << "the model is now on "
+                << berth::device_name(*berth::module_device(trainer.model()->module())) << "\n";
     } catch (const berth::PlacementError& e) {
       std::cout << "PlacementError: " << e.what() << "\n";
     }

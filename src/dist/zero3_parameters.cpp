@@ -4,7 +4,6 @@
 #include "berth/dist/zero3_parameters.h"
 
 #include "berth/core/error.h"
-#include "berth/model/bert_model.h"
 #include "berth/model/layer_hooks.h"
 
 #include <torch/csrc/autograd/engine.h>
@@ -47,16 +46,17 @@ struct Block {
   std::unique_ptr<PendingWork> pending;
 };
 
-// "bert.encoder.layer.3.attention.self.query.weight" -> "bert.encoder.layer.3".
-std::string block_of(const std::string& name) {
-  for (const char* prefix : {"bert.embeddings.", "bert.pooler.", "classifier."})
-    if (name.rfind(prefix, 0) == 0) return std::string(prefix, std::string(prefix).size() - 1);
-  const std::string layers = "bert.encoder.layer.";
-  if (name.rfind(layers, 0) == 0) {
-    const auto dot = name.find('.', layers.size());
-    if (dot != std::string::npos) return name.substr(0, dot);
+// "bert.embeddings, bert.encoder.layer.0, ..., classifier": the blocks for an error message, at most five.
+std::string describe_blocks(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names.size() > 5 && i >= 2 && i + 2 < names.size()) {
+      if (i == 2) text += ", ...";
+      continue;
+    }
+    text += (text.empty() ? "" : ", ") + names[i];
   }
-  return "";
+  return text.empty() ? "none" : text;
 }
 
 // The state shared by PartitionedParameters, the model's hooks and the autograd wrappers; whichever lives
@@ -68,6 +68,7 @@ struct Core {
   bool attached = false;  // partitioned and owned by a live PartitionedParameters
   std::vector<Param> params;
   std::vector<Block> blocks;
+  std::vector<std::string> block_names;  // the model's hook blocks, in forward order
   std::unordered_map<std::string, int> block_index;
   std::vector<int> trace;  // block order of the first forward
   bool trace_complete = false;
@@ -196,8 +197,8 @@ struct Core {
     if (trace.size() == blocks.size()) trace_complete = true;
   }
 
-  // No parameters, and the blocks of a BERT with `layers` encoder layers, none gathered.
-  void reset_blocks(size_t layers) {
+  // No parameters, and the model's hook blocks (in forward order), none gathered.
+  void reset_blocks(const std::vector<std::string>& names) {
     params.clear();
     blocks.clear();
     block_index.clear();
@@ -210,10 +211,8 @@ struct Core {
       blocks.emplace_back();
       blocks.back().name = name;
     };
-    add_block("bert.embeddings");
-    for (size_t i = 0; i < layers; ++i) add_block("bert.encoder.layer." + std::to_string(i));
-    add_block("bert.pooler");
-    add_block("classifier");
+    for (const std::string& name : names) add_block(name);
+    block_names = names;
   }
 
   // One Param per entry of `layout` (the model's parameters by name); `segments` are this rank's pieces.
@@ -250,12 +249,11 @@ struct Core {
 
   // A partitioned parameter into its block's flat buffer (after the block's earlier parameters).
   void add_to_block(Param& p) {
-    const std::string block = block_of(p.name);
-    BERTH_CHECK(
-        !block.empty() && block_index.count(block), "ZeRO stage 3: parameter ", p.name,
-        " belongs to no block with layer hooks (bert.embeddings, bert.encoder.layer.<i>, bert.pooler, "
-        "classifier). Fix: raise stage3_param_persistence_threshold to at least ",
-        p.numel, " to keep it whole");
+    const std::string block = block_of(block_names, p.name);
+    BERTH_CHECK(!block.empty() && block_index.count(block), "ZeRO stage 3: parameter ", p.name,
+                " belongs to no block with layer hooks (", describe_blocks(block_names),
+                "). Fix: raise stage3_param_persistence_threshold to at least ", p.numel,
+                " to keep it whole");
     p.block = block_index.at(block);
     Block& b = blocks[p.block];
     if (b.params.empty()) {
@@ -419,7 +417,7 @@ struct PartitionedParameters::Impl {
   int64_t id = 0;
   // Owned, so that a sync destroyed after the code that built the model (a ProcessContext outliving its
   // Trainer) can still unhook it.
-  std::shared_ptr<BertForSequenceClassificationImpl> model;
+  std::shared_ptr<LayeredModel> model;
   std::vector<ParamSegment> segments;
   std::vector<at::Tensor> owned;  // per segment
 };
@@ -454,13 +452,15 @@ void PartitionedParameters::partition(torch::nn::Module& model, const FlatLayout
               core.options.stage,
               ". Fix: set zero_optimization.stage to 3, or use stage 1 or 2's gradient sync");
   core.held_whole = false;
-  auto* bert = dynamic_cast<BertForSequenceClassificationImpl*>(&model);
-  BERTH_CHECK(bert != nullptr, "ZeRO stage 3 gathers each block's parameters through layer hooks, which ",
-              "berth::BertForSequenceClassification supports; this model is a ", model.name(),
-              ", which has none. Fix: use ZeRO stage 2 (or 1) for this model, or add set_layer_hooks to it "
-              "(see berth/model/layer_hooks.h)");
+  auto* layered = dynamic_cast<LayeredModel*>(&model);
+  BERTH_CHECK(
+      layered != nullptr, "ZeRO stage 3 gathers each block's parameters through layer hooks, which ",
+      "berth's task models (berth::TaskModel, e.g. BertForSequenceClassification) run; this model is a ",
+      model.name(),
+      ", which has none. Fix: use ZeRO stage 2 (or 1) for this model, or implement berth::LayeredModel "
+      "for it (see berth/model/layer_hooks.h)");
 
-  core.reset_blocks(bert->bert->encoder->layer->size());
+  core.reset_blocks(layered->hook_blocks());
   impl_->segments = per_parameter_partition(layout, core.comm->rank(), core.comm->world_size(),
                                             core.options.stage3_param_persistence_threshold);
   core.add_params(model, layout, impl_->segments);
@@ -473,11 +473,11 @@ void PartitionedParameters::partition(torch::nn::Module& model, const FlatLayout
   }
   core.attached = true;
   try {
-    impl_->model = std::dynamic_pointer_cast<BertForSequenceClassificationImpl>(bert->shared_from_this());
+    impl_->model = std::dynamic_pointer_cast<LayeredModel>(model.shared_from_this());
   } catch (const std::bad_weak_ptr&) {  // a module not held by a shared_ptr: its owner keeps it alive
-    impl_->model = std::shared_ptr<BertForSequenceClassificationImpl>(bert, [](auto*) {});
+    impl_->model = std::shared_ptr<LayeredModel>(layered, [](auto*) {});
   }
-  bert->set_layer_hooks(std::make_shared<Zero3Hooks>(impl_->core, impl_->id));
+  layered->set_layer_hooks(std::make_shared<Zero3Hooks>(impl_->core, impl_->id));
 }
 
 void PartitionedParameters::unpartition() {
@@ -491,6 +491,7 @@ void PartitionedParameters::unpartition() {
   core.attached = false;
   core.params.clear();
   core.blocks.clear();
+  core.block_names.clear();
   core.block_index.clear();
   core.full_bytes = 0;
   impl_->owned.clear();

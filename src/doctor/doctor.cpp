@@ -17,7 +17,7 @@
 #endif
 #include "berth/core/error.h"
 #include "berth/device/rank_device.h"
-#include "berth/model/pretrained.h"
+#include "berth/model/auto_model.h"
 #include "berth/placement/inspect.h"
 #include "berth/placement/place.h"
 #include "core/text.h"
@@ -125,13 +125,13 @@ namespace {
 // Loads the model as a fine-tuning run does (a sequence classifier from HF's files), places it on the
 // run's device, and groups its tensors by device, dtype and kind.
 DoctorModelReport inspect_model(const std::string& dir, c10::Device device) {
-  Pretrained<BertForSequenceClassification> loaded = from_pretrained<BertForSequenceClassification>(dir);
-  place(*loaded.model, device, PlacementPolicy::Move);
+  Pretrained<std::shared_ptr<TaskModel>> loaded = load_task_model(dir);
+  place(loaded.model->module(), device, PlacementPolicy::Move);
   DoctorModelReport report;
   report.dir = dir;
-  report.architecture = "BertForSequenceClassification";
+  report.architecture = loaded.model->info().architecture;
   report.load_warnings = loaded.report.warnings;
-  for (const TensorInfo& t : inspect(*loaded.model).tensors) {
+  for (const TensorInfo& t : inspect(loaded.model->module()).tensors) {
     int64_t elements = 1;
     for (int64_t d : t.shape) elements *= d;
     const std::string device_text = device_name(t.device), dtype = dtype_name(t.dtype);

@@ -1,5 +1,4 @@
-// HF's BERT computation in libtorch: embeddings, eager self-attention with the additive mask, pooler,
-// classifier and the loss HF picks.
+// HF's BERT computation in libtorch: embeddings, eager self-attention with the additive mask, pooler.
 #include "berth/model/bert_model.h"
 
 #include "berth/core/error.h"
@@ -19,8 +18,6 @@
 
 namespace berth {
 namespace {
-
-namespace F = torch::nn::functional;
 
 constexpr double kPi = 3.14159265358979323846;  // M_PI is not standard C++
 
@@ -315,80 +312,15 @@ BertModelOutput BertModelImpl::forward(const at::Tensor& input_ids, const at::Te
 void BertModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks, const std::string& prefix) {
   hooks_ = std::move(hooks);
   hook_blocks_.clear();
-  if (!hooks_) return;
-  hook_blocks_.push_back(prefix + "embeddings");
+  if (hooks_) hook_blocks_ = hook_blocks(prefix);
+}
+
+std::vector<std::string> BertModelImpl::hook_blocks(const std::string& prefix) const {
+  std::vector<std::string> blocks{prefix + "embeddings"};
   for (size_t i = 0; i < encoder->layer->size(); ++i)
-    hook_blocks_.push_back(prefix + "encoder.layer." + std::to_string(i));
-  hook_blocks_.push_back(prefix + "pooler");
-}
-
-BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertConfig& bert_config,
-                                                                     const BertInitOptions& init)
-    : config(bert_config) {
-  config.validate();
-  bert = register_module("bert", BertModel(config, BertInitOptions{/*random=*/false, std::nullopt}));
-  dropout = register_module("dropout", torch::nn::Dropout(config.classifier_dropout_or_default()));
-  classifier = register_module("classifier", torch::nn::Linear(config.hidden_size, config.num_labels()));
-  if (init.random) init_bert_weights(*this, config.initializer_range, init.seed);
-}
-
-SequenceClassifierOutput BertForSequenceClassificationImpl::forward(const at::Tensor& input_ids,
-                                                                    const at::Tensor& attention_mask,
-                                                                    const at::Tensor& token_type_ids,
-                                                                    const at::Tensor& labels) {
-  BertModelOutput out = bert(input_ids, attention_mask, token_type_ids);
-  // (B, C) -> (B, num_labels)
-  at::Tensor pooled = is_training() && kernels::use_fused(out.pooler_output)
-                          ? kernels::dropout(out.pooler_output, dropout->options.p(), true)
-                          : dropout(out.pooler_output);
-  at::Tensor logits =
-      hooks_ ? hooks_->after_forward("classifier", classifier(hooks_->before_forward("classifier", pooled)))
-             : classifier(pooled);
-  if (!labels.defined()) return {logits, {}};
-  return {logits, loss(logits, labels)};
-}
-
-void BertForSequenceClassificationImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
-  bert->set_layer_hooks(hooks, "bert.");
-  hooks_ = std::move(hooks);
-}
-
-at::Tensor BertForSequenceClassificationImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
-  check_tensor_on(labels, "labels", logits.device());
-  const int64_t num_labels = config.num_labels();
-  const bool integer_labels = labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt;
-  if (!config.problem_type) {
-    config.problem_type = num_labels == 1  ? kRegression
-                          : integer_labels ? kSingleLabelClassification
-                                           : kMultiLabelClassification;
-  }
-  const std::string& problem = *config.problem_type;
-  const int64_t batch = logits.size(0);
-  if (problem == kRegression) {
-    if (num_labels == 1) {
-      BERTH_CHECK(labels.numel() == batch, "regression labels must hold one value per example (", batch,
-                  "), found shape ", shape_of(labels));
-      return F::mse_loss(logits.squeeze(), labels.squeeze().to(logits.scalar_type()));
-    }
-    BERTH_CHECK(labels.sizes() == logits.sizes(), "regression labels must match the logits' shape ",
-                shape_of(logits), " (one target per output), found ", shape_of(labels));
-    return F::mse_loss(logits, labels.to(logits.scalar_type()));
-  }
-  if (problem == kSingleLabelClassification) {
-    BERTH_CHECK(integer_labels, "single_label_classification needs integer class ids as labels, found ",
-                dtype_name(labels.scalar_type()), ". Fix: pass int64 labels in 0..", num_labels - 1,
-                ", or set problem_type to multi_label_classification for 0/1 float targets");
-    BERTH_CHECK(labels.numel() == batch,
-                "single_label_classification labels must hold one class id per example (", batch,
-                "), found shape ", shape_of(labels));
-    // (B, num_labels) against (B,): -100 marks an example left out of the mean, as in HF.
-    return F::cross_entropy(logits.view({-1, num_labels}), labels.reshape({-1}).to(at::kLong));
-  }
-  BERTH_CHECK(
-      labels.sizes() == logits.sizes(), "multi_label_classification labels must match the logits' shape ",
-      shape_of(logits), " (one 0/1 target per label), found ", shape_of(labels),
-      ". Fix: pass multi-hot float labels, or int64 class ids with problem_type single_label_classification");
-  return F::binary_cross_entropy_with_logits(logits, labels.to(logits.scalar_type()));
+    blocks.push_back(prefix + "encoder.layer." + std::to_string(i));
+  blocks.push_back(prefix + "pooler");
+  return blocks;
 }
 
 }  // namespace berth

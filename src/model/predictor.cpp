@@ -10,6 +10,7 @@
 
 #include "berth/core/error.h"
 #include "berth/device/device.h"
+#include "berth/model/auto_model.h"
 #include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
 
@@ -33,21 +34,14 @@ at::Tensor stack_field(const std::vector<tokenizer::Encoding>& encodings,
 
 }  // namespace
 
-Predictor::Predictor(BertForSequenceClassification model, tokenizer::WordPieceTokenizer tokenizer,
+Predictor::Predictor(std::shared_ptr<TaskModel> model, tokenizer::WordPieceTokenizer tokenizer,
                      LoadReport report, c10::Device device, size_t batch_size)
     : model_(std::move(model)),
+      info_(model_->info()),
       tokenizer_(std::move(tokenizer)),
       report_(std::move(report)),
       device_(device),
-      batch_size_(batch_size) {
-  const BertConfig& config = model_->config;
-  if (config.problem_type) {
-    problem_type_ = *config.problem_type;
-  } else {
-    // HF's pipeline rule when the config does not say: one label is a regression score, more are classes.
-    problem_type_ = config.num_labels() == 1 ? kRegression : kSingleLabelClassification;
-  }
-}
+      batch_size_(batch_size) {}
 
 Predictor Predictor::load(const std::string& dir, const PredictorOptions& options) {
   BERTH_CHECK(options.batch_size > 0, "predict: --batch-size must be at least 1, got 0");
@@ -55,7 +49,7 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
   BERTH_CHECK(device.type() != c10::kMeta,
               "predict: the meta device holds no data, so nothing can be computed on it; use cpu or cuda");
   tokenizer::WordPieceTokenizer tokenizer = tokenizer::load_tokenizer(dir);
-  Pretrained<BertForSequenceClassification> loaded = from_pretrained<BertForSequenceClassification>(dir);
+  Pretrained<std::shared_ptr<TaskModel>> loaded = load_task_model(dir);
   BERTH_CHECK(
       loaded.report.missing.empty() && loaded.report.mismatched.empty(), "predict: ", dir,
       " is not a fine-tuned classifier: the checkpoint lacks ",
@@ -63,19 +57,19 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
       loaded.report.missing.empty() ? loaded.report.mismatched.front().name : loaded.report.missing.front(),
       "), which would be random. Fine-tune it first (berth train) or point --model at a fine-tuned "
       "model directory");
-  BertForSequenceClassification model = loaded.model;
-  model->eval();
-  place(*model, device, PlacementPolicy::Move);
+  std::shared_ptr<TaskModel> model = loaded.model;
+  model->module().eval();
+  place(model->module(), device, PlacementPolicy::Move);
 
-  const BertConfig& config = model->config;
+  const int64_t max_positions = model->info().max_positions;
   size_t max_length = options.max_length;
   if (max_length == 0) {
-    max_length = static_cast<size_t>(config.max_position_embeddings);
+    max_length = static_cast<size_t>(max_positions);
     if (tokenizer.model_max_length) max_length = std::min(max_length, *tokenizer.model_max_length);
   }
-  BERTH_CHECK(max_length <= static_cast<size_t>(config.max_position_embeddings), "predict: --max-length ",
-              max_length, " exceeds the model's max_position_embeddings (", config.max_position_embeddings,
-              "); use at most ", config.max_position_embeddings);
+  BERTH_CHECK(max_length <= static_cast<size_t>(max_positions), "predict: --max-length ", max_length,
+              " exceeds the model's max_position_embeddings (", max_positions, "); use at most ",
+              max_positions);
   tokenizer::TruncationOptions truncation;
   truncation.max_length = max_length;
   truncation.keep_head = options.keep_head;
@@ -92,37 +86,37 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
 std::vector<Prediction> Predictor::predict(const std::vector<tokenizer::EncodeInput>& inputs) const {
   std::vector<Prediction> predictions;
   predictions.reserve(inputs.size());
-  const BertConfig& config = model_->config;
+  const std::vector<std::string>& labels = info_.labels;
+  const std::string& problem_type = info_.problem_type;
   at::NoGradGuard no_grad;
-  BertForSequenceClassification model = model_;  // a handle: forward is not const
   for (size_t begin = 0; begin < inputs.size(); begin += batch_size_) {
     const size_t end = std::min(inputs.size(), begin + batch_size_);
     std::vector<tokenizer::EncodeInput> chunk(inputs.begin() + begin, inputs.begin() + end);
     std::vector<tokenizer::Encoding> encodings = tokenizer_.encode_batch(chunk);
-    at::Tensor input_ids = stack_field(encodings, &tokenizer::Encoding::ids, device_);
-    at::Tensor attention_mask = stack_field(encodings, &tokenizer::Encoding::attention_mask, device_);
-    at::Tensor token_type_ids = stack_field(encodings, &tokenizer::Encoding::type_ids, device_);
+    const Batch batch{
+        {"input_ids", stack_field(encodings, &tokenizer::Encoding::ids, device_)},
+        {"attention_mask", stack_field(encodings, &tokenizer::Encoding::attention_mask, device_)},
+        {"token_type_ids", stack_field(encodings, &tokenizer::Encoding::type_ids, device_)}};
     // logits: (B, num_labels) on the model's device -> CPU float for the output.
-    at::Tensor logits =
-        model->forward(input_ids, attention_mask, token_type_ids).logits.to(at::kCPU).to(at::kFloat);
+    at::Tensor logits = model_->forward_batch(batch).logits.to(at::kCPU).to(at::kFloat);
     at::Tensor probabilities;
-    if (problem_type_ == kSingleLabelClassification) probabilities = logits.softmax(-1);
-    if (problem_type_ == kMultiLabelClassification) probabilities = logits.sigmoid();
+    if (problem_type == kSingleLabelClassification) probabilities = logits.softmax(-1);
+    if (problem_type == kMultiLabelClassification) probabilities = logits.sigmoid();
     for (int64_t row = 0; row < logits.size(0); ++row) {
       Prediction p;
       at::Tensor row_logits = logits[row].contiguous();
       p.logits.assign(row_logits.data_ptr<float>(), row_logits.data_ptr<float>() + row_logits.numel());
-      if (problem_type_ == kRegression) {
+      if (problem_type == kRegression) {
         p.value = p.logits.empty() ? 0.0 : p.logits.front();
       } else {
         at::Tensor row_probs = probabilities[row].contiguous();
         p.probabilities.assign(row_probs.data_ptr<float>(), row_probs.data_ptr<float>() + row_probs.numel());
         p.label_id =
             std::max_element(p.probabilities.begin(), p.probabilities.end()) - p.probabilities.begin();
-        p.label = config.id2label.at(p.label_id);
-        if (problem_type_ == kMultiLabelClassification)
+        p.label = labels.at(static_cast<size_t>(p.label_id));
+        if (problem_type == kMultiLabelClassification)
           for (size_t i = 0; i < p.probabilities.size(); ++i)
-            if (p.probabilities[i] > 0.5f) p.labels.push_back(config.id2label.at(static_cast<int64_t>(i)));
+            if (p.probabilities[i] > 0.5f) p.labels.push_back(labels.at(i));
       }
       predictions.push_back(std::move(p));
     }

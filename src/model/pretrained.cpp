@@ -355,12 +355,12 @@ void save_model(const torch::nn::Module& module, BertConfig config, const std::s
 
 }  // namespace
 
-void save_pretrained(const BertModel& model, const std::string& dir) {
-  save_model(*model, model->config, "BertModel", dir);
+void save_pretrained(const BertModelImpl& model, const std::string& dir) {
+  save_model(model, model.config, "BertModel", dir);
 }
 
-void save_pretrained(const BertForSequenceClassification& model, const std::string& dir) {
-  save_model(*model, model->config, "BertForSequenceClassification", dir);
+void save_pretrained(const BertForSequenceClassificationImpl& model, const std::string& dir) {
+  save_model(model, model.config, "BertForSequenceClassification", dir);
 }
 
 }  // namespace berth

@@ -319,6 +319,40 @@ WordPieceTokenizer load_tokenizer(const std::string& dir) {
   return std::move(*tokenizer);
 }
 
+bool is_bert_wordpiece_dir(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "tokenizer.json";
+  if (!fs::exists(path)) return true;
+  const json j = read_json(path);
+  const auto type_of = [&](const char* section) -> std::string {
+    if (!j.is_object() || !j.contains(section) || !j[section].is_object()) return "";
+    const json& part = j[section];
+    return part.contains("type") && part["type"].is_string() ? part["type"].get<std::string>() : "";
+  };
+  const std::string normalizer = type_of("normalizer"), model = type_of("model");
+  // Older files leave out the model's type; a WordPiece model has max_input_chars_per_word.
+  const bool wordpiece = model == "WordPiece" || (model.empty() && j["model"].is_object() &&
+                                                  j["model"].contains("max_input_chars_per_word"));
+  return wordpiece && (normalizer.empty() || normalizer == "BertNormalizer") &&
+         type_of("pre_tokenizer") == "BertPreTokenizer";
+}
+
+Tokenizer load_pipeline_tokenizer(const std::string& dir) {
+  const fs::path root(dir);
+  BERTH_CHECK(
+      fs::exists(root / "tokenizer.json"), "tokenizer directory ", dir,
+      " has no tokenizer.json. Fix: point at a HF tokenizer directory (e.g. one saved by save_pretrained)");
+  Tokenizer tokenizer = Tokenizer::from_file((root / "tokenizer.json").string());
+  const fs::path config_path = root / "tokenizer_config.json";
+  if (fs::exists(config_path)) {
+    tokenizer.model_max_length = read_config(config_path).model_max_length;
+    const json config = read_json(config_path);
+    std::string pad;
+    read_special_token(config, "pad_token", config_path.string(), pad);
+    if (!pad.empty()) tokenizer.pad_token = pad;
+  }
+  return tokenizer;
+}
+
 namespace {
 
 json added_tokens_json(const WordPieceTokenizer& tokenizer) {

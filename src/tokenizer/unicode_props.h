@@ -2,6 +2,7 @@
 // and combining classes (private to the library; data in unicode_props_data.inc).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "berth/core/error.h"
 
@@ -85,6 +86,26 @@ inline void append(std::string& out, char32_t cp) {
 }
 
 inline bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// For valid UTF-8: the index of the code point each byte belongs to, and at [size] the number of code points.
+inline std::vector<uint32_t> char_indices(std::string_view text) {
+  std::vector<uint32_t> out(text.size() + 1, 0);
+  uint32_t index = 0;
+  for (size_t pos = 0; pos < text.size(); ++index) {
+    const size_t start = pos;
+    decode_valid(text.data(), pos);
+    for (size_t b = start; b < pos; ++b) out[b] = index;
+  }
+  out[text.size()] = index;
+  return out;
+}
+
+// Decodes UTF-8 into code points; throws berth::Error naming the byte offset when text is not UTF-8.
+inline std::u32string to_u32(std::string_view text) {
+  std::u32string out;
+  for (size_t pos = 0; pos < text.size();) out.push_back(decode(text, pos));
+  return out;
+}
 
 // Code points in valid UTF-8.
 inline size_t count_chars(std::string_view text) {

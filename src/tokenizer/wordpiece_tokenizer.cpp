@@ -3,30 +3,16 @@
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <thread>
 #include <utility>
 
 #include "berth/core/error.h"
-#include "berth/core/runtime.h"
 #include "berth/tokenizer/bert_pre_tokenizer.h"
+#include "tokenizer/parallel_encode.h"
+#include "tokenizer/truncation.h"
 #include "tokenizer/utf8.h"
 
 namespace berth::tokenizer {
 namespace {
-
-const char* strategy_name(TruncationStrategy strategy) {
-  switch (strategy) {
-    case TruncationStrategy::LongestFirst:
-      return "longest_first";
-    case TruncationStrategy::OnlyFirst:
-      return "only_first";
-    case TruncationStrategy::OnlySecond:
-      return "only_second";
-  }
-  return "?";
-}
 
 template <typename T>
 void pad_vector(std::vector<T>& v, size_t count, T value, Side side) {
@@ -97,52 +83,11 @@ Scratch& scratch() {
 // HF's truncate_encodings; max_length already has the template's special tokens taken off.
 void truncate_encodings(SequenceTokens& first, SequenceTokens* second, size_t max_length,
                         const TruncationOptions& options) {
-  if (max_length == 0) {
-    first.truncate(0, options);
-    if (second) second->truncate(0, options);
-    return;
-  }
-  const size_t total = first.size() + (second ? second->size() : 0);
-  if (total <= max_length) return;
-  const size_t to_remove = total - max_length;
-  switch (options.strategy) {
-    case TruncationStrategy::LongestFirst: {
-      if (!second) {
-        first.truncate(max_length, options);
-        return;
-      }
-      // The shorter keeps what it has if the longer can take the rest; otherwise both get half.
-      size_t n1 = first.size(), n2 = second->size();
-      const bool swap = n1 > n2;
-      if (swap) std::swap(n1, n2);
-      n2 = n1 > max_length ? n1 : std::max(n1, max_length - n1);
-      if (n1 + n2 > max_length) {
-        n1 = max_length / 2;
-        n2 = n1 + max_length % 2;
-      }
-      if (swap) std::swap(n1, n2);
-      first.truncate(n1, options);
-      second->truncate(n2, options);
-      return;
-    }
-    case TruncationStrategy::OnlyFirst:
-    case TruncationStrategy::OnlySecond: {
-      const bool only_first = options.strategy == TruncationStrategy::OnlyFirst;
-      BERTH_CHECK(
-          only_first || second, "truncation only_second needs a text pair, but this input is a single ",
-          "text (", total, " tokens > max_length ", max_length,
-          " without special tokens); HF tokenizers fails the same way ('Second sequence not provided'). ",
-          "Fix: truncate with longest_first or only_first, or give every input a text_pair");
-      SequenceTokens& target = only_first ? first : *second;
-      BERTH_CHECK(target.size() > to_remove, "truncation ", strategy_name(options.strategy), ": ", to_remove,
-                  " tokens must go to fit max_length ", max_length, " (without special tokens) but the ",
-                  only_first ? "first" : "second", " sequence has only ", target.size(),
-                  "; HF tokenizers fails the same way ('Sequence to truncate too short to ",
-                  "respect the provided max_length'). Fix: truncate with longest_first or raise max_length");
-      target.truncate(target.size() - to_remove, options);
-      return;
-    }
-  }
+  const KeptLengths kept =
+      kept_lengths(first.size(), second ? std::optional<size_t>(second->size()) : std::nullopt, max_length,
+                   options.strategy);
+  first.truncate(kept.first, options);
+  if (second) second->truncate(kept.second, options);
 }
 
 }  // namespace
@@ -331,14 +276,10 @@ Encoding WordPieceTokenizer::post_process(SequenceTokens& first, SequenceTokens*
   if (truncation_) {
     const size_t added = post_processor_.added_tokens(second != nullptr);
     size_t max_length = truncation_->max_length;
-    if (add_special_tokens && added > 0) {
-      // HF subtracts in unsigned arithmetic: below the special tokens' count it wraps around and silently
-      // truncates nothing. berth refuses instead.
-      BERTH_CHECK(max_length >= added, "truncation max_length ", max_length, " leaves no room for the ",
-                  added, " special tokens the template adds to a ", second ? "pair" : "single text",
-                  ". Fix: use max_length ", added, " or more");
-      max_length -= added;
-    }
+    // HF subtracts in unsigned arithmetic: below the special tokens' count it wraps around and silently
+    // truncates nothing. berth refuses instead.
+    if (add_special_tokens && added > 0)
+      max_length = room_for_sequences(max_length, added, second != nullptr);
     truncate_encodings(first, second, max_length, *truncation_);
   }
 
@@ -401,49 +342,12 @@ Encoding WordPieceTokenizer::encode(std::string_view text, std::optional<std::st
 
 std::vector<Encoding> WordPieceTokenizer::encode_batch(const std::vector<EncodeInput>& inputs,
                                                        bool add_special_tokens, size_t threads) const {
-  std::vector<Encoding> out(inputs.size());
-  if (threads == 0) threads = static_cast<size_t>(runtime::available_cpus());
-  threads = std::max<size_t>(1, std::min(threads, inputs.size()));
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(inputs.size());
-  std::atomic<bool> failed{false};
-  const auto work = [&] {
-    constexpr size_t kChunk = 16;  // inputs claimed at a time: few atomic operations, still balanced
-    for (;;) {
-      const size_t begin = next.fetch_add(kChunk);
-      if (begin >= inputs.size() || failed.load(std::memory_order_relaxed)) return;
-      const size_t end = std::min(begin + kChunk, inputs.size());
-      for (size_t i = begin; i < end; ++i) {
-        try {
-          const EncodeInput& input = inputs[i];
-          std::optional<std::string_view> pair;
-          if (input.text_pair) pair = *input.text_pair;
-          out[i] = encode(input.text, pair, add_special_tokens);
-        } catch (...) {
-          errors[i] = std::current_exception();
-          failed = true;
-          return;
-        }
-      }
-    }
-  };
-  if (threads == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& thread : pool) thread.join();
-  }
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (!errors[i]) continue;
-    try {
-      std::rethrow_exception(errors[i]);
-    } catch (const Error& e) {
-      BERTH_FAIL("input ", i, ": ", e.what());
-    }
-  }
+  std::vector<Encoding> out = encode_in_parallel(inputs.size(), threads, [&](size_t i) {
+    const EncodeInput& input = inputs[i];
+    std::optional<std::string_view> pair;
+    if (input.text_pair) pair = *input.text_pair;
+    return encode(input.text, pair, add_special_tokens);
+  });
   if (padding_) pad_encodings(out, *padding_);
   return out;
 }

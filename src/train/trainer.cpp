@@ -44,14 +44,6 @@ int64_t batch_tokens(const Batch& batch) {
   return it == batch.end() ? 0 : it->second.numel();
 }
 
-// HF's floating_point_ops: 6 × tokens × parameters outside the embeddings (forward + backward).
-int64_t non_embedding_parameters(const BertForSequenceClassification& model) {
-  int64_t count = 0;
-  for (const auto& item : model->named_parameters())
-    if (item.key().find("embeddings.") == std::string::npos) count += item.value().numel();
-  return count;
-}
-
 }  // namespace
 
 // What one train() call's steps share: HF's step arithmetic, the loader, and the running sums.
@@ -159,13 +151,13 @@ void Trainer::set_checkpoint_hook_for_testing(std::function<void(const std::stri
   checkpoint_hook_ = std::move(hook);
 }
 
-BertForSequenceClassification Trainer::build_model(const Trial* trial) {
+std::shared_ptr<TaskModel> Trainer::build_model(const Trial* trial) {
   // HF seeds before model_init, so the same seed gives the same initial weights on every run and trial.
   torch::manual_seed(static_cast<uint64_t>(args_.seed));
-  BertForSequenceClassification model = model_init_(trial);
-  BERTH_CHECK(model,
-              "Trainer: model_init returned an empty model handle. Fix: return a constructed "
-              "BertForSequenceClassification (e.g. BertForSequenceClassification(config))");
+  std::shared_ptr<TaskModel> model = model_init_(trial);
+  BERTH_CHECK(model != nullptr,
+              "Trainer: model_init returned no model (a null pointer). Fix: return a constructed task model, "
+              "e.g. BertForSequenceClassification(config).ptr()");
   model_ = model;
   place_model();
   return model_;
@@ -174,18 +166,18 @@ BertForSequenceClassification Trainer::build_model(const Trial* trial) {
 // Whatever device the model arrived on, it ends up on the run's device (move) or the user gets the report
 // of what is where (strict).
 void Trainer::place_model() {
-  const PlacementReport report = place(*model_, device_, parse_placement_policy(args_.placement));
+  const PlacementReport report = place(model_->module(), device_, parse_placement_policy(args_.placement));
   if (is_main_process() && report.moved_anything()) console() << report.summary() << "\n";
 }
 
 void Trainer::create_optimizer_and_scheduler(int64_t max_steps) {
   dist::OptimizerSpec spec;
-  spec.groups = optim::hf_param_groups(*model_, args_.weight_decay);
+  spec.groups = optim::hf_param_groups(model_->module(), args_.weight_decay);
   spec.adam.lr = args_.learning_rate;
   spec.adam.beta1 = args_.adam_beta1;
   spec.adam.beta2 = args_.adam_beta2;
   spec.adam.eps = args_.adam_epsilon;
-  gradient_sync_->optimizer().create(*model_, spec);
+  gradient_sync_->optimizer().create(model_->module(), spec);
   scheduler_ = std::make_unique<optim::LrScheduler>(args_.learning_rate, plan_->schedule(args_, max_steps));
   loss_scaler_.reset();
   if (precision_.precision == Precision::fp16)
@@ -195,9 +187,8 @@ void Trainer::create_optimizer_and_scheduler(int64_t max_steps) {
 // After the first step: the ZeRO paper's estimate for this run beside what this rank held at the step's
 // peak, in the console and log.jsonl.
 void Trainer::log_memory(int64_t num_params) {
-  const MemoryEstimate estimate = plan_->estimate_memory(
-      num_params, largest_bert_layer_parameters(model_->config, model_->config.num_labels()));
-  const dist::MemoryFootprint held = gradient_sync_->memory_footprint(*model_);
+  const MemoryEstimate estimate = plan_->estimate_memory(num_params, largest_block_parameters(*model_));
+  const dist::MemoryFootprint held = gradient_sync_->memory_footprint(model_->module());
   if (!is_main_process()) return;
   console() << "memory per rank (" << gradient_sync_->strategy() << ", " << to_string(precision_.precision)
             << "):\n"
@@ -239,7 +230,7 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   callbacks_.on_train_begin(args_, state_, control_);
   run.start = Clock::now();
   run.start_step = run.last_logged_step = state_.global_step;
-  model_->train();
+  model_->module().train();
   for (int64_t epoch = run.epochs_trained; epoch < run.num_epochs && !control_.should_training_stop; ++epoch)
     run_epoch(run, epoch);
   return finish_run(run);
@@ -294,11 +285,12 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   run.resume = resume;
   if (model_init_) build_model(trial);  // HF: a fresh model for every run and trial
   // Counted before prepare(): ZeRO-3 leaves each rank only a piece of every parameter.
-  run.flops_per_token = 6 * non_embedding_parameters(model_);
-  for (const auto& p : model_->parameters())
+  // HF's floating_point_ops: 6 × tokens × parameters outside the embeddings (forward + backward).
+  run.flops_per_token = 6 * non_embedding_parameters(*model_);
+  for (const auto& p : model_->module().parameters())
     if (p.requires_grad()) run.num_params += p.numel();
-  gradient_sync_->reducer().prepare(*model_);
-  for (const auto& p : model_->parameters())
+  gradient_sync_->reducer().prepare(model_->module());
+  for (const auto& p : model_->module().parameters())
     if (p.requires_grad()) run.params.push_back(p);
 
   data::DataLoaderOptions loader_options;
@@ -421,12 +413,10 @@ void Trainer::run_epoch(Run& run, int64_t epoch) {
 // Forward and backward of one batch; its loss is divided by the accumulation steps.
 void Trainer::micro_step(Run& run, const Batch& cpu_batch, bool step_ends) {
   const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
-  SequenceClassifierOutput output;
+  TaskOutput output;
   {
     const AutocastGuard autocast(precision_.precision, device_.type());
-    output = model_->forward(batch.at("input_ids"), batch.at("attention_mask"),
-                             batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(),
-                             batch.at("labels"));
+    output = model_->forward_batch(batch);
   }
   check_tensor_on(output.loss, "loss", device_);
   const at::Tensor loss = output.loss.to(at::kFloat) / static_cast<double>(run.accumulation);
@@ -535,7 +525,7 @@ void Trainer::maybe_log_save_evaluate(Run& run) {
   bool new_best = false;
   if (control_.should_evaluate && eval_dataset_) {
     new_best = update_best_metric(evaluate());
-    model_->train();
+    model_->module().train();
   }
   if (args_.save_strategy == "best" && new_best) control_.should_save = true;
   const std::string checkpoint = (fs::path(run_dir_) / checkpoint_dir_name(state_.global_step)).string();

@@ -50,7 +50,7 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   share.shuffle = false;
   const std::vector<size_t> my_rows = data::DistributedSampler(dataset.size(), share).indices();
   data::DataLoader loader(dataset, options);
-  model_->eval();
+  model_->module().eval();
   torch::NoGradGuard no_grad;
   std::vector<at::Tensor> logits;
   int64_t rows = 0;
@@ -59,21 +59,21 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   for (const Batch& cpu_batch : loader) {
     const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
     const AutocastGuard autocast(precision_.precision, device_.type());  // evaluation computes as training
-    const auto out = model_->forward(
-        batch.at("input_ids"), batch.at("attention_mask"),
-        batch.count("token_type_ids") ? batch.at("token_type_ids") : at::Tensor(), at::Tensor());
+    Batch inputs = batch;
+    inputs.erase("labels");  // the loss comes from the gathered logits below
+    const TaskOutput out = model_->forward_batch(inputs);
     const int64_t n = batch.at("input_ids").size(0);
     rows += n;
     ++batches;
     logits.push_back(out.logits.detach().to(at::kCPU).to(at::kFloat));  // metrics follow on the CPU
   }
   PredictionOutput output;
-  const int64_t num_labels = model_->config.num_labels();
+  const TaskModelInfo info = model_->info();
+  const auto num_labels = static_cast<int64_t>(info.labels.size());
   output.logits =
       dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
                         static_cast<int64_t>(dataset.size()), num_labels);
-  const std::string problem = model_->config.problem_type.value_or(
-      model_->config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
+  const std::string& problem = info.problem_type;
   if (problem == kSingleLabelClassification) {
     output.probabilities = output.logits.softmax(-1);
     output.predictions = output.logits.argmax(-1);

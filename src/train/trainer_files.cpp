@@ -11,7 +11,6 @@
 #include "berth/core/error.h"
 #include "berth/device/device.h"
 #include "berth/io/safetensors.h"
-#include "berth/model/pretrained.h"
 #include "berth/optim/lr_scheduler.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/checkpoint_dir.h"
@@ -41,7 +40,7 @@ std::string Trainer::save_checkpoint(const Trial*) {
     on_main_process("saving " + step_name, [&] {
       path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
         move_directory_contents(staging, dir);
-        save_pretrained(model_, dir);
+        model_->save_pretrained(dir);
         if (tokenizer_) save_tokenizer(*tokenizer_, dir);
         write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
         if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
@@ -64,7 +63,7 @@ void Trainer::load_model_weights(const std::string& dir) {
   const std::string path = dir + "/model.safetensors";
   std::map<std::string, at::Tensor> tensors = io::load_safetensors(path);
   torch::NoGradGuard no_grad;
-  for (auto& item : model_->named_parameters()) {
+  for (auto& item : model_->module().named_parameters()) {
     auto it = tensors.find(item.key());
     BERTH_CHECK(
         it != tensors.end(), path, " lacks the model's tensor ", item.key(),
@@ -81,7 +80,7 @@ void Trainer::resume_from(const std::string& checkpoint) {
   gradient_sync_->residency().gather();  // ZeRO-3: whole parameters to load into, partitioned again after
   load_model_weights(checkpoint);
   gradient_sync_->residency().release();
-  gradient_sync_->optimizer().load_state(checkpoint, args_.placement, *model_);
+  gradient_sync_->optimizer().load_state(checkpoint, args_.placement, model_->module());
   scheduler_->load_state_json(detail::read_checkpoint_file(checkpoint + "/scheduler.json"));
   const std::string scaler_file = checkpoint + "/loss_scaler.json";
   if (loss_scaler_ && fs::exists(scaler_file) &&
@@ -105,7 +104,7 @@ void Trainer::resume_from(const std::string& checkpoint) {
 void Trainer::save_model(const std::string& dir) {
   const std::string target = dir.empty() ? run_dir_ : dir;
   if (!is_main_process()) return;
-  save_pretrained(model_, target);
+  model_->save_pretrained(target);
   if (tokenizer_) save_tokenizer(*tokenizer_, target);
   args_.save(target + "/training_args.json");
 }
@@ -138,8 +137,8 @@ void Trainer::write_report(const std::map<std::string, double>& metrics,
   ReportInputs inputs;
   inputs.title = "berth training report: " + run_dir_;
   inputs.log_history = state_.log_history;
-  const auto& id2label = model_->config.id2label;
-  for (const auto& [id, label] : id2label) inputs.labels.push_back(label);
+  const TaskModelInfo info = model_->info();
+  inputs.labels = info.labels;
   inputs.confusion = confusion.empty() ? last_confusion_ : confusion;
   inputs.final_metrics = metrics;
   inputs.run_info["output_dir"] = run_dir_;
@@ -148,9 +147,7 @@ void Trainer::write_report(const std::map<std::string, double>& metrics,
   inputs.run_info["learning_rate"] = detail::format_number(args_.learning_rate);
   inputs.run_info["batch_size"] = std::to_string(args_.per_device_train_batch_size);
   inputs.run_info["epochs"] = detail::format_number(args_.num_train_epochs);
-  inputs.run_info["model"] = std::to_string(model_->config.num_hidden_layers) + " layers, hidden " +
-                             std::to_string(model_->config.hidden_size) + ", vocab " +
-                             std::to_string(model_->config.vocab_size);
+  inputs.run_info["model"] = info.architecture + ", " + info.summary;
   write_training_report(run_dir_ + "/report.html", inputs);
 }
 

@@ -167,7 +167,7 @@ ModelInit make_model_init(const TrainingJobOptions& options, const std::optional
       model = loaded.model;
     }
     if (device.type() != c10::kMeta) place(*model, device);
-    return model;
+    return std::shared_ptr<TaskModel>(model.ptr());
   };
 }
 

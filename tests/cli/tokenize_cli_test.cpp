@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -101,6 +102,35 @@ TEST_F(TokenizeCli, TruncationWithoutAnyLengthAsksForMaxLength) {
       berth_cli("tokenize --tokenizer " + tokenizer + " --input " + dir.file("in.jsonl") + " --truncation");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   berth::testing::expect_contains(run.output, {"--truncation needs a length", "Fix: pass --max-length"});
+}
+
+// Llama 3's tokenizer.json (byte-level BPE, a regex split) runs through the pipeline, as the library encodes.
+TEST_F(TokenizeCli, AnyTokenizerJsonRunsThroughThePipeline) {
+  const std::string llama3 = berth::testing::golden_dir() + "/hf_tokenizers/llama3";
+  CliRun run = berth_cli("tokenize --tokenizer " + llama3 + " --input " + dir.file("in.jsonl"), false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto lines = lines_of(run.output);
+  ASSERT_EQ(lines.size(), 3u);
+  const auto t = berth::tokenizer::load_pipeline_tokenizer(llama3);
+  EXPECT_EQ(lines[0]["input_ids"].get<std::vector<int64_t>>(), t.encode("Hello, world!").ids);
+  EXPECT_EQ(lines[1]["input_ids"].get<std::vector<int64_t>>(),
+            t.encode("How old are you?", std::string_view("I'm 6 years old")).ids);
+  run =
+      berth_cli("tokenize --tokenizer " + llama3 + " --input " + dir.file("in.jsonl") + " --padding longest");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  berth::testing::expect_contains(run.output, {"--padding needs a pad token", "pad_token", "Fix:"});
+}
+
+TEST_F(TokenizeCli, AnUnknownComponentIsNamedWithItsJsonPath) {
+  std::filesystem::create_directories(dir.file("foo"));
+  std::ofstream(dir.file("foo/tokenizer.json"))
+      << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+      "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Foo"}]}})";
+  CliRun run = berth_cli("tokenize --tokenizer " + dir.file("foo") + " --input " + dir.file("in.jsonl"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  berth::testing::expect_contains(run.output,
+                                  {"foo/tokenizer.json", "pre_tokenizer.pretokenizers[1].type: \"Foo\"",
+                                   "is not a pre-tokenizer berth knows; it knows"});
 }
 
 TEST_F(TokenizeCli, HelpShowsTheOptionsAndDefaults) {

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "berth/dist/local_gradient_sync.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"

@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
 #include "support/rank_threads.h"
 #include "support/test_support.h"
@@ -280,7 +280,7 @@ TEST(Zero3Parameters, ModelWithoutLayerHooksIsRefused) {
   PartitionedParameters params(make_local_communicator(), stage3());
   expect_contains(error_text([&] { params.partition(*linear, layout); }),
                   {"ZeRO stage 3", "layer hooks", "BertForSequenceClassification", "torch::nn::LinearImpl",
-                   "Fix: use ZeRO stage 2"});
+                   "berth::LayeredModel", "Fix: use ZeRO stage 2"});
   ZeroOptions stage2 = stage3();
   stage2.stage = 2;
   auto model = make_model(tiny_config(1));

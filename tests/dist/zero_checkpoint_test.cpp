@@ -10,7 +10,7 @@
 
 #include "berth/core/compat.h"
 #include "berth/io/safetensors.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/pretrained.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/optimizer_state_file.h"

@@ -17,7 +17,7 @@
 #include "berth/dist/ddp_gradient_sync.h"
 #include "berth/dist/zero3_parameters.h"
 #include "berth/dist/zero_checkpoint.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"

@@ -3,7 +3,7 @@
 // torch::manual_seed; the switch and eval mode leave the plain ops in charge.
 #include "berth/kernels/fused.h"
 
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

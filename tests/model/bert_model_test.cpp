@@ -1,5 +1,5 @@
 // Tests for BertModel / BertForSequenceClassification: HF names, HF's init, placement, input checks, losses.
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 
 #include "berth/placement/inspect.h"
 #include "berth/placement/place.h"

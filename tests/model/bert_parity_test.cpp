@@ -2,7 +2,7 @@
 // in eager attention and in SDPA: logits, hidden states, loss and every parameter's gradient, per golden
 // case.
 #include "berth/io/safetensors.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/pretrained.h"
 
 #include "support/test_support.h"

@@ -3,7 +3,7 @@
 // model).
 #include "berth/optim/param_groups.h"
 
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "optim/optim_test_support.h"
 
 #include <gtest/gtest.h>

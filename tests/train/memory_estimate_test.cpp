@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
 #include "support/test_support.h"
 

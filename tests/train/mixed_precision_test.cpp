@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "berth/core/compat.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/param_groups.h"

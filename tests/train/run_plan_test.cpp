@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/train/trainer.h"
 #include "support/test_support.h"
 #include "support/tiny_training.h"
@@ -38,7 +39,7 @@ std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, std::shared
                                       std::ostream* console) {
   TrainerOptions options;
   options.args = args;
-  options.model_init = [](const Trial*) { return BertForSequenceClassification(tiny_config()); };
+  options.model_init = [](const Trial*) { return BertForSequenceClassification(tiny_config()).ptr(); };
   options.train_dataset = synthetic_dataset(40, 1);
   options.plan = std::move(plan);
   options.console = console;
@@ -146,7 +147,7 @@ TEST(RunPlan, TheMemoryReportMeasuresGradientsAtThePeak) {
   auto trainer = make_trainer(args, nullptr, &console);
   trainer->train();
   int64_t trainable_bytes = 0;
-  for (const auto& p : trainer->model()->parameters()) trainable_bytes += p.numel() * 4;
+  for (const auto& p : trainer->model()->module().parameters()) trainable_bytes += p.numel() * 4;
   std::ifstream log(dir.file("out") + "/log.jsonl");
   std::string line;
   std::optional<nlohmann::json> memory;

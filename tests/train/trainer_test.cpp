@@ -38,7 +38,7 @@ std::unique_ptr<Run> make_run(const TrainingArguments& args, double dropout = 0.
   TrainerOptions options;
   options.args = args;
   options.model_init = [dropout](const Trial*) {
-    return BertForSequenceClassification(tiny_config(dropout));
+    return BertForSequenceClassification(tiny_config(dropout)).ptr();
   };
   options.train_dataset = synthetic_dataset(60, 1);
   options.eval_dataset = synthetic_dataset(24, 2);
@@ -51,7 +51,7 @@ std::unique_ptr<Run> make_run(const TrainingArguments& args, double dropout = 0.
 
 std::map<std::string, at::Tensor> weights(const Trainer& trainer) {
   std::map<std::string, at::Tensor> out;
-  for (const auto& item : trainer.model()->named_parameters())
+  for (const auto& item : trainer.model()->module().named_parameters())
     out[item.key()] = item.value().detach().clone();
   return out;
 }
@@ -118,11 +118,11 @@ TEST(Trainer, ModelInitOnAnotherDeviceIsPlacedOrReported) {
   args.device = "meta";
   TrainerOptions options;
   options.args = args;
-  options.model_init = [](const Trial*) { return BertForSequenceClassification(tiny_config()); };
+  options.model_init = [](const Trial*) { return BertForSequenceClassification(tiny_config()).ptr(); };
   std::ostringstream console;
   options.console = &console;
   Trainer moved(options);
-  EXPECT_EQ(module_device(*moved.model()), c10::Device(c10::kMeta));
+  EXPECT_EQ(module_device(moved.model()->module()), c10::Device(c10::kMeta));
   berth::testing::expect_contains(console.str(), {"placement: moved", "to meta"});
   EXPECT_TRUE(berth::testing::contains(berth::testing::error_text([&] { moved.train(); }), "holds no data"));
 
@@ -159,7 +159,7 @@ TEST(Trainer, RotationKeepsTheBestCheckpoint) {
   // load_best_model_at_end: the final model is checkpoint-2's.
   auto best = from_pretrained<BertForSequenceClassification>(dir.file("out/checkpoint-2")).model;
   for (const auto& item : best->named_parameters())
-    EXPECT_TRUE(torch::equal(item.value(), run->trainer->model()->named_parameters()[item.key()]))
+    EXPECT_TRUE(torch::equal(item.value(), run->trainer->model()->module().named_parameters()[item.key()]))
         << item.key();
 }
 
@@ -202,9 +202,10 @@ TEST(Trainer, FinalModelIsHfFormatWithMetricsFiles) {
   EXPECT_EQ(loaded.model->config.id2label.at(1), "spam");
   const auto dataset = synthetic_dataset(4, 3);
   loaded.model->eval();
-  run->trainer->model()->eval();
+  run->trainer->model()->module().eval();
   auto ids = torch::tensor(dataset->encoding(0).ids).unsqueeze(0);
-  EXPECT_TRUE(torch::equal(loaded.model->forward(ids).logits, run->trainer->model()->forward(ids).logits));
+  EXPECT_TRUE(torch::equal(loaded.model->forward(ids).logits,
+                           run->trainer->model()->forward_batch({{"input_ids", ids}}).logits));
 
   std::ifstream all(dir.file("out/all_results.json"));
   const auto json = nlohmann::json::parse(all);

@@ -1,6 +1,8 @@
 // BertConfig: HF's config.json for BERT, read, validated and written as transformers does.
 #pragma once
 
+#include "berth/model/problem_type.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -8,11 +10,6 @@
 #include <vector>
 
 namespace berth {
-
-// The problem types HF's *ForSequenceClassification heads know; unset means "decide from the labels".
-inline constexpr const char* kRegression = "regression";
-inline constexpr const char* kSingleLabelClassification = "single_label_classification";
-inline constexpr const char* kMultiLabelClassification = "multi_label_classification";
 
 // Field names, meanings and defaults are transformers' BertConfig (and PretrainedConfig for the labels).
 struct BertConfig {

@@ -1,4 +1,4 @@
-// BertModel and BertForSequenceClassification: HF transformers' modules, parameter names and computation.
+// BertModel and its blocks: HF transformers' modules, parameter names and computation.
 #pragma once
 
 #include "berth/model/bert_config.h"
@@ -150,6 +150,8 @@ struct BertModelImpl : torch::nn::Module {
   // `prefix` + the block's path ("bert." inside BertForSequenceClassification). nullptr (the default)
   // removes them; without hooks forward is unchanged.
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks, const std::string& prefix = "");
+  // The blocks set_layer_hooks wraps, in forward order: prefix + "embeddings", "encoder.layer.<i>", "pooler".
+  std::vector<std::string> hook_blocks(const std::string& prefix = "") const;
 
   BertConfig config;
   BertEmbeddings embeddings{nullptr};
@@ -161,35 +163,5 @@ struct BertModelImpl : torch::nn::Module {
   std::vector<std::string> hook_blocks_;  // embeddings, encoder.layer.0 .. N-1, pooler (with the prefix)
 };
 TORCH_MODULE(BertModel);
-
-struct SequenceClassifierOutput {
-  at::Tensor logits;  // (B, num_labels)
-  at::Tensor loss;    // scalar; undefined when no labels were given
-};
-
-// HF's BertForSequenceClassification: bert.* + dropout + classifier.{weight,bias}.
-struct BertForSequenceClassificationImpl : torch::nn::Module {
-  explicit BertForSequenceClassificationImpl(const BertConfig& config, const BertInitOptions& init = {});
-  // As BertModel's forward, plus labels: (B,) int64 class ids for single-label classification (-100 is
-  // ignored), (B,) or (B, num_labels) floats for regression, (B, num_labels) 0/1 floats for multi-label.
-  // The loss follows config.problem_type; when that is unset it is chosen as HF chooses (regression for
-  // one label, single-label for integer labels, else multi-label) and, as in HF, recorded in config.
-  SequenceClassifierOutput forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {},
-                                   const at::Tensor& token_type_ids = {}, const at::Tensor& labels = {});
-  // HF's loss for these logits (B, num_labels) and labels, by problem_type (see forward).
-  at::Tensor loss(const at::Tensor& logits, const at::Tensor& labels);
-  // Code run around each block: "bert.embeddings", "bert.encoder.layer.<i>", "bert.pooler", "classifier"
-  // (model/layer_hooks.h; ZeRO stage 3 gathers and releases parameters there). nullptr removes them.
-  void set_layer_hooks(std::shared_ptr<LayerHooks> hooks);
-
-  BertConfig config;
-  BertModel bert{nullptr};
-  torch::nn::Dropout dropout{nullptr};
-  torch::nn::Linear classifier{nullptr};
-
- private:
-  std::shared_ptr<LayerHooks> hooks_;
-};
-TORCH_MODULE(BertForSequenceClassification);
 
 }  // namespace berth

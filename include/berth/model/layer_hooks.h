@@ -4,7 +4,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace berth {
 
@@ -20,5 +22,20 @@ class LayerHooks {
   virtual at::Tensor before_forward(const std::string& block, const at::Tensor& input) = 0;
   virtual at::Tensor after_forward(const std::string& block, const at::Tensor& output) = 0;
 };
+
+// A model whose forward runs in named blocks and calls LayerHooks around each. ZeRO stage 3 asks only this of
+// a model: every parameter it partitions is named `<block>.<rest>` for one of hook_blocks().
+class LayeredModel {
+ public:
+  virtual ~LayeredModel() = default;
+  // The blocks in forward order, e.g. "bert.embeddings", "bert.encoder.layer.0", ..., "classifier".
+  virtual std::vector<std::string> hook_blocks() const = 0;
+  // Installs `hooks` around every block's forward; nullptr removes them (forward is then unchanged).
+  virtual void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) = 0;
+};
+
+// The block of hook_blocks() that holds parameter `name` (the longest block that is a dotted prefix of it),
+// or "" when none does: "bert.encoder.layer.3.attention.self.query.weight" -> "bert.encoder.layer.3".
+std::string block_of(const std::vector<std::string>& blocks, const std::string& name);
 
 }  // namespace berth

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "berth/model/bert_model.h"
 #include "berth/model/pretrained.h"
+#include "berth/model/task_model.h"
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 
 namespace berth {
@@ -44,23 +44,23 @@ class Predictor {
   // Results in input order, computed options.batch_size inputs at a time.
   std::vector<Prediction> predict(const std::vector<tokenizer::EncodeInput>& inputs) const;
 
-  const BertConfig& config() const { return model_->config; }
-  const BertForSequenceClassification& model() const { return model_; }
+  const TaskModelInfo& info() const { return info_; }
+  const TaskModel& model() const { return *model_; }
   const tokenizer::WordPieceTokenizer& tokenizer() const { return tokenizer_; }
   const LoadReport& load_report() const { return report_; }
   c10::Device device() const { return device_; }
-  const std::string& problem_type() const { return problem_type_; }
+  const std::string& problem_type() const { return info_.problem_type; }
 
  private:
-  Predictor(BertForSequenceClassification model, tokenizer::WordPieceTokenizer tokenizer, LoadReport report,
+  Predictor(std::shared_ptr<TaskModel> model, tokenizer::WordPieceTokenizer tokenizer, LoadReport report,
             c10::Device device, size_t batch_size);
 
-  BertForSequenceClassification model_;
+  std::shared_ptr<TaskModel> model_;
+  TaskModelInfo info_;
   tokenizer::WordPieceTokenizer tokenizer_;
   LoadReport report_;
   c10::Device device_;
   size_t batch_size_;
-  std::string problem_type_;
 };
 
 }  // namespace berth

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "berth/model/bert_config.h"
+#include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_model.h"
 
 #include <c10/core/ScalarType.h>
@@ -68,7 +69,11 @@ extern template Pretrained<BertForSequenceClassification> from_pretrained<BertFo
 // Writes config.json (architectures and torch_dtype set as HF's save_pretrained does) and model.safetensors
 // (metadata {"format": "pt"}) into `dir`, creating it. Each file goes to a temporary name first and is
 // renamed into place. HF transformers loads the result with no missing or unexpected keys.
-void save_pretrained(const BertModel& model, const std::string& dir);
-void save_pretrained(const BertForSequenceClassification& model, const std::string& dir);
+void save_pretrained(const BertModelImpl& model, const std::string& dir);
+void save_pretrained(const BertForSequenceClassificationImpl& model, const std::string& dir);
+inline void save_pretrained(const BertModel& model, const std::string& dir) { save_pretrained(*model, dir); }
+inline void save_pretrained(const BertForSequenceClassification& model, const std::string& dir) {
+  save_pretrained(*model, dir);
+}
 
 }  // namespace berth

@@ -1,9 +1,9 @@
-// Trainer: HF transformers' Trainer for sequence classification, with berth's placement guarantees.
+// Trainer: HF transformers' Trainer over any TaskModel, with berth's placement guarantees.
 #pragma once
 
 #include "berth/data/tokenized_dataset.h"
 #include "berth/dist/gradient_sync.h"
-#include "berth/model/bert_model.h"
+#include "berth/model/task_model.h"
 #include "berth/placement/batch_check.h"
 #include "berth/tokenizer/wordpiece_tokenizer.h"
 #include "berth/train/callbacks.h"
@@ -43,7 +43,8 @@ struct Trial {
 
 // Builds a fresh model. Called at construction, again at every train() and for every trial (with the trial;
 // nullptr outside a search). It may return the model on any device: the Trainer places it (args.placement).
-using ModelInit = std::function<BertForSequenceClassification(const Trial* trial)>;
+// A TORCH_MODULE holder gives its pointer: `return BertForSequenceClassification(config).ptr();`.
+using ModelInit = std::function<std::shared_ptr<TaskModel>(const Trial* trial)>;
 
 // What evaluate() hands compute_metrics: everything on the CPU, in dataset order.
 struct EvalPrediction {
@@ -77,8 +78,8 @@ struct BestRun {
 
 struct TrainerOptions {
   TrainingArguments args;
-  ModelInit model_init;                          // either this...
-  BertForSequenceClassification model{nullptr};  // ...or a model (used as given, placed on the run's device)
+  ModelInit model_init;              // either this...
+  std::shared_ptr<TaskModel> model;  // ...or a model (used as given, placed on the run's device)
   std::shared_ptr<const data::TokenizedDataset> train_dataset;
   std::shared_ptr<const data::TokenizedDataset> eval_dataset;
   // Saved with every checkpoint and the final model, so they are ready for `berth predict`; its pad token
@@ -130,7 +131,7 @@ class Trainer {
   void write_report(const std::map<std::string, double>& metrics = {},
                     const std::vector<std::vector<int64_t>>& confusion = {});
 
-  BertForSequenceClassification model() const { return model_; }
+  std::shared_ptr<TaskModel> model() const { return model_; }
   const TrainingArguments& args() const { return args_; }
   const TrainerState& state() const { return state_; }
   c10::Device device() const { return device_; }
@@ -141,7 +142,7 @@ class Trainer {
 
  private:
   struct Run;  // what one train() call's steps share
-  BertForSequenceClassification build_model(const Trial* trial);
+  std::shared_ptr<TaskModel> build_model(const Trial* trial);
   void place_model();
   void check_train_inputs(const std::optional<std::string>& resume);
   void prepare_output_dir(bool resuming);
@@ -177,7 +178,7 @@ class Trainer {
   std::shared_ptr<dist::GradientSync> gradient_sync_;  // plan_'s
   std::ostream* console_ = nullptr;
   c10::Device device_{c10::kCPU};
-  BertForSequenceClassification model_{nullptr};
+  std::shared_ptr<TaskModel> model_;
   std::unique_ptr<optim::LrScheduler> scheduler_;
   PrecisionOptions precision_;
   std::unique_ptr<LossScaler> loss_scaler_;  // fp16 only

@@ -1,0 +1,61 @@
+// TaskModel: what the Trainer, evaluation, prediction and ZeRO-3 need of a model with a task head, so none of
+// them names a model family.
+#pragma once
+
+#include "berth/model/layer_hooks.h"
+#include "berth/model/problem_type.h"
+#include "berth/placement/batch_check.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace berth {
+
+struct TaskOutput {
+  at::Tensor logits;  // the head's output per example: (B, num_labels) for sequence classification
+  at::Tensor loss;    // scalar; undefined when the batch has no "labels"
+};
+
+// What a task model is, for evaluation, prediction and reports.
+struct TaskModelInfo {
+  std::string architecture;  // HF's class name, as config.json's "architectures" lists it
+  // kSingleLabelClassification, kMultiLabelClassification or kRegression: the config's problem_type, or, when
+  // that is unset, what HF's pipelines assume (regression for one label, else single-label).
+  std::string problem_type;
+  std::vector<std::string> labels;  // the head's outputs by id (config.json's id2label)
+  int64_t max_positions = 0;        // the longest input in tokens the model takes
+  std::string summary;              // its size for reports: "2 layers, hidden 32, vocab 100"
+};
+
+// A model with a task head. Its parameters carry HF's names, so checkpoints, optimizer state and ZeRO
+// partitions are keyed the same for every family; the LayeredModel half gives ZeRO-3 its blocks.
+class TaskModel : public LayeredModel {
+ public:
+  // The module holding every parameter (placement, optimizers, train()/eval() go through it).
+  virtual torch::nn::Module& module() = 0;
+  // batch: "input_ids" (B, T) int64 and the model's optional inputs ("attention_mask", "token_type_ids",
+  // "labels"), on the module's device -> logits and, when the batch has labels, HF's loss. Not named forward:
+  // a TORCH_MODULE holder deduces its operator()'s type from a single forward.
+  virtual TaskOutput forward_batch(const Batch& batch) = 0;
+  // HF's loss for `logits` as forward returns them and `labels` as the batch holds them (any device, as
+  // long as both are on the same one).
+  virtual at::Tensor loss(const at::Tensor& logits, const at::Tensor& labels) = 0;
+  virtual TaskModelInfo info() const = 0;
+  // config.json and model.safetensors in HF's layout, each written to a temporary name and renamed.
+  virtual void save_pretrained(const std::string& dir) const = 0;
+};
+
+// HF's num_parameters(exclude_embeddings=True): every parameter outside torch::nn::Embedding modules (the
+// 6 × tokens × parameters FLOP count uses it).
+int64_t non_embedding_parameters(TaskModel& model);
+// The most parameters any one hook block holds: what ZeRO-3 gathers at once.
+int64_t largest_block_parameters(TaskModel& model);
+
+}  // namespace berth

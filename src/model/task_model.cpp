@@ -1,0 +1,35 @@
+// Parameter counts over any TaskModel: HF's FLOP count and ZeRO-3's largest gather.
+#include "berth/model/task_model.h"
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace berth {
+
+int64_t non_embedding_parameters(TaskModel& model) {
+  std::set<std::string> embeddings;
+  for (const auto& item : model.module().named_modules())
+    if (dynamic_cast<const torch::nn::EmbeddingImpl*>(item.value().get()) != nullptr)
+      embeddings.insert(item.key().empty() ? "weight" : item.key() + ".weight");
+  int64_t count = 0;
+  for (const auto& item : model.module().named_parameters())
+    if (embeddings.count(item.key()) == 0) count += item.value().numel();
+  return count;
+}
+
+int64_t largest_block_parameters(TaskModel& model) {
+  const std::vector<std::string> blocks = model.hook_blocks();
+  std::map<std::string, int64_t> per_block;
+  for (const auto& item : model.module().named_parameters())
+    per_block[block_of(blocks, item.key())] += item.value().numel();
+  int64_t largest = 0;
+  for (const auto& [block, count] : per_block)
+    if (!block.empty()) largest = std::max(largest, count);  // parameters outside blocks stay whole
+  return largest;
+}
+
+}  // namespace berth

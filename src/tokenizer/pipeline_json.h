@@ -1,0 +1,38 @@
+// The readers of tokenizer.json's pipeline components, each naming the JSON path of what it refuses
+// (private to the library).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/tokenizer/decoder.h"
+#include "berth/tokenizer/normalizer.h"
+#include "berth/tokenizer/post_processor.h"
+#include "berth/tokenizer/pre_tokenizer.h"
+#include "berth/tokenizer/token_model.h"
+
+namespace berth::tokenizer {
+
+// The normalizer tokenizer.json describes at `path` (e.g. "normalizer.normalizers[1]"); null: none
+// (nullptr). Throws berth::Error naming the path for an unknown type or a missing or mistyped field.
+std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& json, const std::string& path);
+
+// The pre-tokenizer tokenizer.json describes at `path`; null: none (nullptr). Throws berth::Error naming the
+// path for an unknown type or a missing or mistyped field.
+std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& json, const std::string& path);
+
+// The model tokenizer.json describes at `path` ("model"). Throws berth::Error naming the path for an unknown
+// type, a merge of tokens outside the vocabulary, or a missing or mistyped field.
+std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path);
+
+// The post-processor tokenizer.json describes at `path`; null: none (nullptr; sequences are concatenated).
+// Throws berth::Error naming the path for an unknown type or a missing or mistyped field.
+std::unique_ptr<PostProcessor> parse_post_processor(const nlohmann::json& json, const std::string& path,
+                                                    TokenText token_text);
+
+// The decoder tokenizer.json describes at `path`; null: none (nullptr; decode joins tokens with spaces).
+std::unique_ptr<Decoder> parse_decoder(const nlohmann::json& json, const std::string& path);
+
+}  // namespace berth::tokenizer

@@ -1,0 +1,262 @@
+// The post-processors of tokenizer.json, as HF's process_encodings applies them to the encodings of one
+// sequence or a pair; post_process concatenates the result as HF's Encoding::merge does.
+#include "berth/tokenizer/post_processor.h"
+
+#include <unordered_map>
+
+#include "berth/tokenizer/pre_tokenizer.h"
+#include "json_fields.h"
+#include "pipeline_json.h"
+#include "unicode_props.h"
+#include "utf8.h"
+
+namespace berth::tokenizer {
+namespace {
+
+void append(Encoding& out, const Encoding& part) {
+  out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
+  out.type_ids.insert(out.type_ids.end(), part.type_ids.begin(), part.type_ids.end());
+  out.attention_mask.insert(out.attention_mask.end(), part.attention_mask.begin(), part.attention_mask.end());
+  out.special_tokens_mask.insert(out.special_tokens_mask.end(), part.special_tokens_mask.begin(),
+                                 part.special_tokens_mask.end());
+  out.offsets.insert(out.offsets.end(), part.offsets.begin(), part.offsets.end());
+  out.sequence_ids.insert(out.sequence_ids.end(), part.sequence_ids.begin(), part.sequence_ids.end());
+}
+
+Encoding special(const std::vector<int64_t>& ids, int64_t type_id) {
+  Encoding e;
+  for (int64_t id : ids) {
+    e.ids.push_back(id);
+    e.type_ids.push_back(type_id);
+    e.attention_mask.push_back(1);
+    e.special_tokens_mask.push_back(1);
+    e.offsets.emplace_back(0, 0);
+    e.sequence_ids.push_back(-1);
+  }
+  return e;
+}
+
+void set_sequence_ids(std::vector<Encoding>& encodings) {
+  if (encodings.size() < 2) return;
+  for (size_t i = 0; i < encodings.size(); ++i)
+    encodings[i].sequence_ids.assign(encodings[i].ids.size(), static_cast<int8_t>(i));
+}
+
+// HF's byte-level process_offsets: leading and trailing spaces (Ġ or whitespace) leave each token's offsets,
+// except the one space add_prefix_space put before the first token.
+void trim_offsets(Encoding& e, bool add_prefix_space, const TokenText& token_text) {
+  const char32_t space = byte_char(' ');
+  const auto is_space = [&](char32_t c) {
+    return c == space || (unicode::classes_of(c) & unicode::kWhitespace);
+  };
+  for (size_t i = 0; i < e.ids.size(); ++i) {
+    const std::string token = token_text(e.ids[i]);
+    std::u32string chars;
+    for (size_t pos = 0; pos < token.size();) chars.push_back(utf8::decode_valid(token.data(), pos));
+    size_t leading = 0, trailing = 0;
+    while (leading < chars.size() && is_space(chars[leading])) ++leading;
+    while (trailing < chars.size() && is_space(chars[chars.size() - 1 - trailing])) ++trailing;
+    auto& [begin, end] = e.offsets[i];
+    if (leading > 0) {
+      const bool first = i == 0 || begin == 0;
+      if (first && add_prefix_space && leading == 1) leading = 0;
+      begin = std::min(begin + leading, end);
+    }
+    if (trailing > 0 && end >= trailing) end = std::max(end - trailing, begin);
+  }
+}
+
+class ByteLevelProcessor : public PostProcessor {
+ public:
+  ByteLevelProcessor(bool trim, bool add_prefix_space, TokenText token_text)
+      : trim_(trim), add_prefix_space_(add_prefix_space), token_text_(std::move(token_text)) {}
+  size_t added_tokens(bool) const override { return 0; }
+  void process_encodings(std::vector<Encoding>& encodings, bool) const override {
+    if (trim_)
+      for (Encoding& e : encodings) trim_offsets(e, add_prefix_space_, token_text_);
+    set_sequence_ids(encodings);
+  }
+
+ private:
+  bool trim_, add_prefix_space_;
+  TokenText token_text_;
+};
+
+// BertProcessing ([CLS] A [SEP] B [SEP]) and RobertaProcessing (<s> A </s> </s> B </s>, offsets trimmed).
+class ClsSepProcessor : public PostProcessor {
+ public:
+  ClsSepProcessor(int64_t cls, int64_t sep, bool roberta, bool trim, bool add_prefix_space,
+                  TokenText token_text)
+      : cls_(cls),
+        sep_(sep),
+        roberta_(roberta),
+        trim_(trim),
+        add_prefix_space_(add_prefix_space),
+        token_text_(std::move(token_text)) {}
+  size_t added_tokens(bool pair) const override { return pair ? (roberta_ ? 4 : 3) : 2; }
+  void process_encodings(std::vector<Encoding>& encodings, bool add_special_tokens) const override {
+    if (roberta_ && trim_)
+      for (Encoding& e : encodings) trim_offsets(e, add_prefix_space_, token_text_);
+    set_sequence_ids(encodings);
+    if (roberta_)  // RoBERTa has no second segment, with or without its special tokens
+      for (Encoding& e : encodings) e.type_ids.assign(e.ids.size(), 0);
+    if (!add_special_tokens) return;
+    for (size_t i = 0; i < encodings.size(); ++i) {
+      Encoding& e = encodings[i];
+      const int64_t type = roberta_ ? 0 : (i == 0 ? 0 : 1);
+      Encoding out = i == 0 ? special({cls_}, 0) : (roberta_ ? special({sep_}, 0) : Encoding());
+      append(out, e);
+      append(out, special({sep_}, type));
+      e = std::move(out);
+    }
+  }
+
+ private:
+  int64_t cls_, sep_;
+  bool roberta_, trim_, add_prefix_space_;
+  TokenText token_text_;
+};
+
+struct TemplatePart {
+  int sequence = -1;  // 0: $A, 1: $B, -1: a special token
+  std::vector<int64_t> ids;
+  int64_t type_id = 0;
+};
+
+class TemplateProcessor : public PostProcessor {
+ public:
+  TemplateProcessor(std::vector<TemplatePart> single, std::vector<TemplatePart> pair)
+      : single_(std::move(single)), pair_(std::move(pair)) {}
+  size_t added_tokens(bool pair) const override {
+    size_t n = 0;
+    for (const TemplatePart& p : pair ? pair_ : single_) n += p.ids.size();
+    return n;
+  }
+  void process_encodings(std::vector<Encoding>& encodings, bool add_special_tokens) const override {
+    std::vector<Encoding> out;
+    for (const TemplatePart& p : encodings.size() > 1 ? pair_ : single_) {
+      if (p.sequence < 0) {
+        if (add_special_tokens) out.push_back(special(p.ids, p.type_id));
+        continue;
+      }
+      BERTH_BUG(static_cast<size_t>(p.sequence) < encodings.size(), "a template names a missing sequence");
+      Encoding e = encodings[static_cast<size_t>(p.sequence)];
+      e.type_ids.assign(e.ids.size(), p.type_id);
+      e.sequence_ids.assign(e.ids.size(), static_cast<int8_t>(p.sequence));
+      out.push_back(std::move(e));
+    }
+    encodings = std::move(out);
+  }
+
+ private:
+  std::vector<TemplatePart> single_, pair_;
+};
+
+class SequenceProcessor : public PostProcessor {
+ public:
+  explicit SequenceProcessor(std::vector<std::unique_ptr<PostProcessor>> steps) : steps_(std::move(steps)) {}
+  size_t added_tokens(bool pair) const override {
+    size_t n = 0;
+    for (const auto& s : steps_) n += s->added_tokens(pair);
+    return n;
+  }
+  void process_encodings(std::vector<Encoding>& encodings, bool add_special_tokens) const override {
+    for (const auto& s : steps_) s->process_encodings(encodings, add_special_tokens);
+  }
+
+ private:
+  std::vector<std::unique_ptr<PostProcessor>> steps_;
+};
+
+// A template: ["[CLS]", "$A", ...] strings, or HF's {"SpecialToken": ...} / {"Sequence": ...} objects.
+std::vector<TemplatePart> parse_template(
+    const JsonFields& fields, const char* key,
+    const std::unordered_map<std::string, std::vector<int64_t>>& specials) {
+  const nlohmann::json& list = fields.raw(key);
+  BERTH_CHECK(list.is_array(), fields.at(key), ": expected a list of template pieces, found ",
+              list.type_name());
+  std::vector<TemplatePart> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const JsonFields piece(list[i], fields.at(key) + "[" + std::to_string(i) + "]");
+    TemplatePart part;
+    if (piece.has("Sequence")) {
+      const JsonFields seq(piece.raw("Sequence"), piece.at("Sequence"));
+      const std::string id = seq.required<std::string>("id");
+      BERTH_CHECK(id == "A" || id == "B", seq.at("id"), ": \"", id,
+                  "\" is not a sequence; templates name A or B");
+      part.sequence = id == "A" ? 0 : 1;
+      part.type_id = seq.get<int64_t>("type_id", 0);
+    } else {
+      const JsonFields tok(piece.raw("SpecialToken"), piece.at("SpecialToken"));
+      const std::string id = tok.required<std::string>("id");
+      const auto found = specials.find(id);
+      BERTH_CHECK(found != specials.end(), tok.at("id"), ": \"", id,
+                  "\" is not among the template's special_tokens. Fix: add it there with its ids");
+      part.ids = found->second;
+      part.type_id = tok.get<int64_t>("type_id", 0);
+    }
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+std::unique_ptr<PostProcessor> parse_template_processing(const JsonFields& fields) {
+  std::unordered_map<std::string, std::vector<int64_t>> specials;
+  if (fields.has("special_tokens")) {
+    for (const auto& [name, value] : fields.raw("special_tokens").items()) {
+      const JsonFields token(value, fields.at("special_tokens") + "." + name);
+      specials[name] = token.required<std::vector<int64_t>>("ids");
+    }
+  }
+  return std::make_unique<TemplateProcessor>(parse_template(fields, "single", specials),
+                                             parse_template(fields, "pair", specials));
+}
+
+// BertProcessing's "cls": ["[CLS]", 101].
+int64_t token_pair_id(const JsonFields& fields, const char* key) {
+  const nlohmann::json& pair = fields.raw(key);
+  BERTH_CHECK(pair.is_array() && pair.size() == 2 && pair[1].is_number_integer(), fields.at(key),
+              ": expected [\"token\", id], found ", pair.dump().substr(0, 80));
+  return pair[1].get<int64_t>();
+}
+
+}  // namespace
+
+std::unique_ptr<PostProcessor> parse_post_processor(const nlohmann::json& json, const std::string& path,
+                                                    TokenText token_text) {
+  if (json.is_null()) return nullptr;
+  const JsonFields fields(json, path);
+  const std::string type = fields.type("post-processor", {"TemplateProcessing", "BertProcessing",
+                                                          "RobertaProcessing", "ByteLevel", "Sequence"});
+  if (type == "Sequence")
+    return std::make_unique<SequenceProcessor>(parse_steps<PostProcessor>(
+        fields, "processors", [&](const nlohmann::json& step, const std::string& at) {
+          return parse_post_processor(step, at, token_text);
+        }));
+  if (type == "TemplateProcessing") return parse_template_processing(fields);
+  if (type == "ByteLevel")
+    return std::make_unique<ByteLevelProcessor>(fields.get<bool>("trim_offsets", true),
+                                                fields.get<bool>("add_prefix_space", true),
+                                                std::move(token_text));
+  const bool roberta = type == "RobertaProcessing";
+  return std::make_unique<ClsSepProcessor>(token_pair_id(fields, "cls"), token_pair_id(fields, "sep"),
+                                           roberta, fields.get<bool>("trim_offsets", true),
+                                           fields.get<bool>("add_prefix_space", true), std::move(token_text));
+}
+
+Encoding post_process(const PostProcessor* processor, Encoding first, std::optional<Encoding> second,
+                      bool add_special_tokens) {
+  std::vector<Encoding> encodings;
+  encodings.push_back(std::move(first));
+  if (second) encodings.push_back(std::move(*second));
+  if (processor) {
+    processor->process_encodings(encodings, add_special_tokens);
+  } else {
+    set_sequence_ids(encodings);
+  }
+  Encoding out;
+  for (const Encoding& e : encodings) append(out, e);
+  return out;
+}
+
+}  // namespace berth::tokenizer

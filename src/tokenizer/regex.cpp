@@ -1,0 +1,87 @@
+// Regex over Oniguruma: one compiled pattern, one region per search (thread safe: the pattern is read-only).
+#include "regex.h"
+
+#include <oniguruma.h>
+
+#include <mutex>
+#include <optional>
+
+#include "berth/core/error.h"
+#include "utf8.h"
+
+namespace berth::tokenizer {
+namespace {
+
+void initialize_oniguruma() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
+    onig_initialize(encodings, 1);
+  });
+}
+
+std::string onig_message(int code, OnigErrorInfo* info) {
+  OnigUChar text[ONIG_MAX_ERROR_MESSAGE_LEN];
+  const int length = info ? onig_error_code_to_str(text, code, info) : onig_error_code_to_str(text, code);
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(length > 0 ? length : 0));
+}
+
+}  // namespace
+
+struct Regex::Impl {
+  OnigRegex regex = nullptr;
+  ~Impl() {
+    if (regex) onig_free(regex);
+  }
+};
+
+Regex::Regex(const std::string& pattern, const std::string& where) : impl_(std::make_unique<Impl>()) {
+  initialize_oniguruma();
+  OnigErrorInfo info;
+  const auto* begin = reinterpret_cast<const OnigUChar*>(pattern.data());
+  const int code = onig_new(&impl_->regex, begin, begin + pattern.size(), ONIG_OPTION_NONE,
+                            ONIG_ENCODING_UTF8, ONIG_SYNTAX_DEFAULT, &info);
+  BERTH_CHECK(code == ONIG_NORMAL, where, ": the regular expression ", pattern,
+              " does not compile: ", onig_message(code, &info),
+              ". Fix: write a pattern Oniguruma (HF tokenizers' regex engine) accepts");
+}
+
+Regex::~Regex() = default;
+Regex::Regex(Regex&&) noexcept = default;
+Regex& Regex::operator=(Regex&&) noexcept = default;
+
+std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) const {
+  std::vector<std::pair<size_t, size_t>> out;
+  const auto* begin = reinterpret_cast<const OnigUChar*>(text.data());
+  const auto* end = begin + text.size();
+  OnigRegion* region = onig_region_new();
+  size_t from = 0;
+  std::optional<size_t> last_match_end;
+  while (from <= text.size()) {
+    const int found = onig_search(impl_->regex, begin, end, begin + from, end, region, ONIG_OPTION_NONE);
+    if (found == ONIG_MISMATCH) break;
+    BERTH_BUG(found >= 0, "Oniguruma search failed: ", onig_message(found, nullptr));
+    const auto match_begin = static_cast<size_t>(region->beg[0]);
+    const auto match_end = static_cast<size_t>(region->end[0]);
+    if (match_begin == match_end && last_match_end == match_end) {
+      if (from >= text.size()) break;
+      utf8::decode_valid(text.data(), from);  // moves `from` past one code point
+      continue;
+    }
+    out.emplace_back(match_begin, match_end);
+    from = match_end;
+    last_match_end = match_end;
+  }
+  onig_region_free(region, 1);
+  return out;
+}
+
+std::vector<std::pair<size_t, size_t>> Regex::find_all(const AlignedText& text) const {
+  const std::string utf8 = text.utf8();
+  const std::vector<uint32_t> char_at = utf8::char_indices(utf8);
+  std::vector<std::pair<size_t, size_t>> out;
+  for (const auto& [b, e] : find_all(std::string_view(utf8))) out.emplace_back(char_at[b], char_at[e]);
+  return out;
+}
+
+}  // namespace berth::tokenizer

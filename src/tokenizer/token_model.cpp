@@ -1,0 +1,158 @@
+// tokenizer.json's "model": BPE, WordPiece and WordLevel behind one interface.
+#include "berth/tokenizer/token_model.h"
+
+#include <unordered_map>
+
+#include "berth/tokenizer/bpe.h"
+#include "berth/tokenizer/wordpiece.h"
+#include "json_fields.h"
+#include "pipeline_json.h"
+#include "utf8.h"
+
+namespace berth::tokenizer {
+namespace {
+
+using Vocab = std::unordered_map<std::string, int64_t>;
+
+Vocab parse_vocab(const JsonFields& fields) {
+  const nlohmann::json& vocab = fields.raw("vocab");
+  BERTH_CHECK(vocab.is_object(), fields.at("vocab"), ": expected an object of token -> id, found ",
+              vocab.type_name());
+  Vocab out;
+  out.reserve(vocab.size());
+  for (const auto& [token, id] : vocab.items()) {
+    BERTH_CHECK(id.is_number_integer(), fields.at("vocab"), "[\"", token,
+                "\"]: expected an integer id, found ", id.type_name());
+    out.emplace(token, id.get<int64_t>());
+  }
+  return out;
+}
+
+// "a b" (the older format) or ["a", "b"].
+std::vector<std::pair<std::string, std::string>> parse_merges(const JsonFields& fields) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!fields.has("merges")) return out;
+  const nlohmann::json& merges = fields.raw("merges");
+  BERTH_CHECK(merges.is_array(), fields.at("merges"), ": expected a list, found ", merges.type_name());
+  out.reserve(merges.size());
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const nlohmann::json& m = merges[i];
+    const std::string where = fields.at("merges") + "[" + std::to_string(i) + "]";
+    if (m.is_string()) {
+      const std::string line = m.get<std::string>();
+      const size_t space = line.find(' ');
+      BERTH_CHECK(space != std::string::npos && line.find(' ', space + 1) == std::string::npos, where, ": \"",
+                  line, "\" is not two tokens separated by one space");
+      out.emplace_back(line.substr(0, space), line.substr(space + 1));
+    } else {
+      BERTH_CHECK(m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string(), where,
+                  ": expected [\"left\", \"right\"], found ", m.dump().substr(0, 80));
+      out.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+    }
+  }
+  return out;
+}
+
+// A whole piece is one token, or unk.
+class WordLevel : public TokenModel {
+ public:
+  WordLevel(Vocab vocab, std::string unk, const std::string& where) : vocab_(std::move(vocab)) {
+    for (const auto& [token, id] : vocab_) {
+      if (static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<size_t>(id) + 1);
+      tokens_[static_cast<size_t>(id)] = token;
+    }
+    const auto found = vocab_.find(unk);
+    if (found != vocab_.end()) unk_id_ = found->second;
+    where_ = where;
+  }
+  void tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const override {
+    const auto found = vocab_.find(piece.utf8());
+    BERTH_CHECK(found != vocab_.end() || unk_id_, where_, ": \"", piece.utf8(),
+                "\" is not in the WordLevel vocabulary and it has no unk_token. Fix: set unk_token");
+    out.push_back(
+        {found != vocab_.end() ? found->second : *unk_id_, 0, static_cast<uint32_t>(piece.chars.size())});
+  }
+  std::optional<int64_t> token_to_id(std::string_view token) const override {
+    const auto found = vocab_.find(std::string(token));
+    return found == vocab_.end() ? std::nullopt : std::optional<int64_t>(found->second);
+  }
+  std::string id_to_token(int64_t id) const override {
+    return id >= 0 && static_cast<size_t>(id) < tokens_.size() ? tokens_[static_cast<size_t>(id)] : "";
+  }
+  size_t vocab_size() const override { return vocab_.size(); }
+
+ private:
+  Vocab vocab_;
+  std::vector<std::string> tokens_;
+  std::optional<int64_t> unk_id_;
+  std::string where_;
+};
+
+// berth's WordPiece (exact to HF) over a piece; its byte offsets become code point offsets.
+class WordPieceModel : public TokenModel {
+ public:
+  explicit WordPieceModel(WordPiece model) : model_(std::move(model)) {}
+  void tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const override {
+    const std::string word = piece.utf8();
+    const std::vector<uint32_t> char_at = utf8::char_indices(word);
+    pieces_.clear();
+    model_.tokenize(word, piece.chars.size(), pieces_);
+    for (const WordPiecePiece& p : pieces_) out.push_back({p.id, char_at[p.begin], char_at[p.end]});
+  }
+  std::optional<int64_t> token_to_id(std::string_view token) const override {
+    const auto id = model_.token_to_id(token);
+    return id ? std::optional<int64_t>(*id) : std::nullopt;
+  }
+  std::string id_to_token(int64_t id) const override {
+    return id >= 0 && static_cast<size_t>(id) < model_.size() ? model_.id_to_token(id) : "";
+  }
+  size_t vocab_size() const override { return model_.size(); }
+
+ private:
+  WordPiece model_;
+  static thread_local std::vector<WordPiecePiece> pieces_;
+};
+thread_local std::vector<WordPiecePiece> WordPieceModel::pieces_;
+
+std::unique_ptr<TokenModel> parse_wordpiece(const JsonFields& fields) {
+  const Vocab vocab = parse_vocab(fields);
+  std::vector<std::string> tokens(vocab.size());
+  for (const auto& [token, id] : vocab) {
+    BERTH_CHECK(id >= 0 && static_cast<size_t>(id) < tokens.size(), fields.at("vocab"), ": token ", token,
+                " has id ", id, "; WordPiece ids must be 0..", tokens.size() - 1);
+    tokens[static_cast<size_t>(id)] = token;
+  }
+  WordPieceOptions options;
+  options.unk_token = fields.get<std::string>("unk_token", options.unk_token);
+  options.continuing_subword_prefix = fields.get<std::string>("continuing_subword_prefix", "##");
+  options.max_input_chars_per_word = fields.get<size_t>("max_input_chars_per_word", 100);
+  return std::make_unique<WordPieceModel>(WordPiece(std::move(tokens), options, fields.at("vocab")));
+}
+
+}  // namespace
+
+std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path) {
+  const JsonFields fields(json, path);
+  // HF writes "type"; very old files omit it for BPE.
+  const std::string type =
+      fields.has("type") ? fields.type("model", {"BPE", "WordPiece", "WordLevel"}) : "BPE";
+  if (type == "WordPiece") return parse_wordpiece(fields);
+  if (type == "WordLevel")
+    return std::make_unique<WordLevel>(parse_vocab(fields), fields.get<std::string>("unk_token", "<unk>"),
+                                       path);
+  BERTH_CHECK(
+      !fields.has("dropout") || fields.raw("dropout").get<double>() == 0.0, fields.at("dropout"),
+      ": BPE dropout samples its merges at random; berth encodes deterministically. Fix: set it to null");
+  BpeOptions options;
+  if (fields.has("unk_token")) options.unk_token = fields.required<std::string>("unk_token");
+  if (fields.has("continuing_subword_prefix"))
+    options.continuing_subword_prefix = fields.required<std::string>("continuing_subword_prefix");
+  if (fields.has("end_of_word_suffix"))
+    options.end_of_word_suffix = fields.required<std::string>("end_of_word_suffix");
+  options.fuse_unk = fields.get<bool>("fuse_unk", false);
+  options.byte_fallback = fields.get<bool>("byte_fallback", false);
+  options.ignore_merges = fields.get<bool>("ignore_merges", false);
+  return std::make_unique<Bpe>(parse_vocab(fields), parse_merges(fields), options, path);
+}
+
+}  // namespace berth::tokenizer

