@@ -42,6 +42,8 @@ struct AddedVocabulary::Trie {
     int64_t token = -1;  // index into tokens_
   };
   std::vector<Node> nodes{1};
+  bool ascii_first[128] = {};
+  bool other_first = false;
 
   void add(const std::u32string& key, size_t token) {
     uint32_t node = 0;
@@ -54,7 +56,14 @@ struct AddedVocabulary::Trie {
       node = it->second;
     }
     if (nodes[node].token < 0) nodes[node].token = static_cast<int64_t>(token);
+    const char32_t first = key.front();
+    if (first < 128)
+      ascii_first[first] = true;
+    else
+      other_first = true;
   }
+  // Whether some token starts with c (a quick test before the trie's hash lookup).
+  bool starts_token(char32_t c) const { return c < 128 ? ascii_first[c] : other_first; }
   // The longest token starting at chars[at]: (token index, length), or (-1, 0).
   std::pair<int64_t, size_t> longest(const std::vector<AlignedText::Char>& chars, size_t at) const {
     std::pair<int64_t, size_t> best{-1, 0};
@@ -121,6 +130,10 @@ void AddedVocabulary::split_parts(std::vector<TextPart>& parts, const Trie& trie
     const auto& chars = part.text.chars;
     size_t start_offset = 0;
     for (size_t at = 0; at < chars.size();) {
+      if (!trie.starts_token(chars[at].c)) {
+        ++at;
+        continue;
+      }
       const auto [token, length] = trie.longest(chars, at);
       if (token < 0) {
         ++at;
@@ -153,7 +166,8 @@ void AddedVocabulary::split_parts(std::vector<TextPart>& parts, const Trie& trie
 }
 
 std::vector<TextPart> AddedVocabulary::split(std::string_view text, const Normalizer* normalizer) const {
-  std::vector<TextPart> parts{{AlignedText::from_utf8(text), std::nullopt, false}};
+  std::vector<TextPart> parts;
+  parts.push_back({AlignedText::from_utf8(text), std::nullopt, false});
   if (raw_) split_parts(parts, *raw_);
   for (TextPart& part : parts)
     if (!part.added_id && normalizer) normalizer->normalize(part.text);

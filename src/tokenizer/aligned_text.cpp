@@ -45,18 +45,23 @@ AlignedText AlignedText::slice(size_t from, size_t to) const {
 
 std::vector<std::pair<size_t, size_t>> AlignedText::find(std::u32string_view pattern) const {
   std::vector<std::pair<size_t, size_t>> out;
-  if (pattern.empty()) return out;
-  for (size_t i = 0; i + pattern.size() <= chars.size();) {
+  find(pattern, 0, chars.size(), out);
+  return out;
+}
+
+void AlignedText::find(std::u32string_view pattern, size_t from, size_t to,
+                       std::vector<std::pair<size_t, size_t>>& out) const {
+  if (pattern.empty()) return;
+  for (size_t i = from; i + pattern.size() <= to;) {
     bool same = true;
     for (size_t k = 0; k < pattern.size() && same; ++k) same = chars[i + k].c == pattern[k];
     if (same) {
-      out.emplace_back(i, i + pattern.size());
+      out.emplace_back(i - from, i - from + pattern.size());
       i += pattern.size();
     } else {
       ++i;
     }
   }
-  return out;
 }
 
 }  // namespace berth::tokenizer

@@ -1,40 +1,52 @@
 // BPE as HF tokenizers' Word::merge_all runs it: a min-heap of (rank, position) over adjacent pairs, stale
-// entries skipped when the pair at their position no longer makes the same token.
+// entries skipped when the pair at their position no longer makes the same token. Merged pieces are kept in
+// a per-thread cache, and long SentencePiece-style pieces are cut where no merge can cross.
 #include "berth/tokenizer/bpe.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <queue>
 
 #include "berth/core/error.h"
+#include "pair_map.h"
+#include "string_map.h"
 #include "utf8.h"
 
 namespace berth::tokenizer {
 
 struct Bpe::Symbol {
-  int64_t id = 0;
-  int64_t prev = -1;
-  int64_t next = -1;
-  uint32_t begin = 0;  // code points of the piece
+  int32_t id = 0;
+  int32_t prev = -1;
+  int32_t next = -1;
+  uint32_t begin = 0;  // bytes of the piece
   uint32_t end = 0;
-  bool removed = false;
 };
 
 namespace {
 
-// Each thread's merged pieces, for one model at a time: text repeats (emails say "the" thousands of times)
-// and merging is the costly part. Entries are tokens with offsets relative to the piece; short pieces only.
-struct PieceCache {
-  uint64_t model = 0;
-  std::unordered_map<std::string, std::vector<ModelToken>> pieces;
-};
+using TokenIds = StringMap<int32_t>;
+
 constexpr size_t kCachedPieces = 1 << 16;
 constexpr size_t kCachedLength = 64;  // bytes
+
+// Each thread's merged pieces, for one model at a time: text repeats (emails say "the" thousands of times)
+// and merging is the costly part. Entries are (first, count) into one token arena, offsets relative to the
+// piece; short pieces only.
+struct PieceCache {
+  struct Entry {
+    uint32_t first = 0;  // into `tokens`
+    uint32_t count = 0;
+  };
+  uint64_t model = 0;
+  StringMap<Entry> pieces{kCachedPieces};
+  std::vector<ModelToken> tokens;
+};
 
 PieceCache& piece_cache(uint64_t model) {
   thread_local PieceCache cache;
   if (cache.model != model || cache.pieces.size() >= kCachedPieces) {
     cache.pieces.clear();
+    cache.tokens.clear();
     cache.model = model;
   }
   return cache;
@@ -42,167 +54,285 @@ PieceCache& piece_cache(uint64_t model) {
 
 std::atomic<uint64_t> next_cache_id{1};
 
-uint64_t pair_key(int64_t left, int64_t right) {
-  return (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
+// The code point whose runs start every SentencePiece word.
+constexpr std::string_view kWordMarkerUtf8 = "\u2581";
+
+}  // namespace
+
+struct Bpe::Tables {
+  TokenIds vocab;
+  std::vector<std::string> tokens;  // by id
+  PairMap merges;
+  std::vector<int32_t> small_chars;                   // id of the token of code point c < 0x800, or -1
+  std::unordered_map<char32_t, int32_t> large_chars;  // the same for the others
+  int32_t byte_ids[256];                              // <0xXX> tokens; -1 where the vocabulary has none
+  std::optional<int32_t> unk_id;
+  bool plain_symbols = true;  // no prefix or suffix: a code point's symbol is its own token
+  bool cut_at_marker = false;           // pieces may be cut before a ▁ (see joined_before_marker)
+  std::vector<char32_t> joined_before;  // ... unless it follows one of these
+
+  int32_t char_id(char32_t c) const {
+    if (c < small_chars.size()) return small_chars[c];
+    const auto it = large_chars.find(c);
+    return it == large_chars.end() ? -1 : it->second;
+  }
+};
+
+namespace {
+
+// The code points that some merged token has right before a ▁ (other than ▁ itself). A piece can be cut
+// before a ▁ whose previous code point is a token and none of these: no merge can then make a symbol that
+// spans the cut, so the parts merge exactly as the whole would. SentencePiece vocabularies (Llama 2: none,
+// Gemma 3: '>') allow a cut before almost every word.
+std::vector<char32_t> joined_before_marker(const std::vector<std::string>& merge_results) {
+  std::vector<char32_t> out;
+  for (const std::string& token : merge_results) {
+    for (size_t at = token.find(kWordMarkerUtf8, 1); at != std::string::npos;
+         at = token.find(kWordMarkerUtf8, at + 1)) {
+      size_t start = at - 1;
+      while (start > 0 && utf8::is_continuation(token[start])) --start;
+      size_t pos = start;
+      const char32_t c = utf8::decode_valid(token.data(), pos);
+      if (c != U'\u2581' && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-Bpe::Bpe(std::unordered_map<std::string, int64_t> vocab,
-         const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options,
-         const std::string& where)
-    : vocab_(std::move(vocab)), options_(std::move(options)), cache_id_(next_cache_id++) {
+Bpe::Bpe(const Vocab& vocab, const Merges& merges, BpeOptions options, const std::string& where)
+    : tables_(std::make_unique<Tables>()), options_(std::move(options)), cache_id_(next_cache_id++) {
+  Tables& t = *tables_;
+  if (options_.continuing_subword_prefix && options_.continuing_subword_prefix->empty())
+    options_.continuing_subword_prefix.reset();
+  if (options_.end_of_word_suffix && options_.end_of_word_suffix->empty()) options_.end_of_word_suffix.reset();
   int64_t max_id = -1;
-  for (const auto& [token, id] : vocab_) {
+  t.vocab = TokenIds(vocab.size());
+  for (const auto& [token, id] : vocab) {
     BERTH_CHECK(id >= 0 && id < (int64_t{1} << 31), where, ".vocab: token ", token, " has id ", id,
                 ", outside 0..2^31-1");
+    t.vocab.set(token, static_cast<int32_t>(id));
     max_id = std::max(max_id, id);
   }
-  tokens_.assign(static_cast<size_t>(max_id + 1), "");
-  for (const auto& [token, id] : vocab_) tokens_[static_cast<size_t>(id)] = token;
+  t.tokens.assign(static_cast<size_t>(max_id + 1), "");
+  t.vocab.for_each([&](std::string_view token, int32_t id) { t.tokens[static_cast<size_t>(id)] = token; });
   const size_t prefix = options_.continuing_subword_prefix ? options_.continuing_subword_prefix->size() : 0;
-  merges_.reserve(merges.size());
+  t.merges = PairMap(merges.size());
+  std::vector<std::string> results;
+  results.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
-    const auto left = vocab_.find(a), right = vocab_.find(b);
-    BERTH_CHECK(left != vocab_.end() && right != vocab_.end(), where, ".merges[", rank, "]: \"", a, " ", b,
-                "\" merges a token that is not in the vocabulary (", left == vocab_.end() ? a : b,
+    const int32_t* left = t.vocab.find(a);
+    const int32_t* right = t.vocab.find(b);
+    BERTH_CHECK(left && right, where, ".merges[", rank, "]: \"", a, " ", b,
+                "\" merges a token that is not in the vocabulary (", left ? b : a,
                 "). Fix: use the vocabulary these merges were trained with");
-    const std::string merged = a + (b.size() >= prefix ? b.substr(prefix) : b);
-    const auto result = vocab_.find(merged);
-    BERTH_CHECK(result != vocab_.end(), where, ".merges[", rank, "]: \"", a, " ", b, "\" makes ", merged,
+    std::string merged = a + (b.size() >= prefix ? b.substr(prefix) : b);
+    const int32_t* result = t.vocab.find(merged);
+    BERTH_CHECK(result, where, ".merges[", rank, "]: \"", a, " ", b, "\" makes ", merged,
                 ", which is not in the vocabulary. Fix: use the vocabulary these merges were trained with");
-    merges_[pair_key(left->second, right->second)] = {static_cast<uint32_t>(rank), result->second};
+    t.merges.set(static_cast<uint32_t>(*left), static_cast<uint32_t>(*right), {static_cast<uint32_t>(rank), *result});
+    results.push_back(std::move(merged));
   }
   if (options_.unk_token) {
-    const auto unk = vocab_.find(*options_.unk_token);
-    BERTH_CHECK(unk != vocab_.end(), where, ".unk_token: \"", *options_.unk_token,
+    const int32_t* unk = t.vocab.find(*options_.unk_token);
+    BERTH_CHECK(unk, where, ".unk_token: \"", *options_.unk_token,
                 "\" is not in the vocabulary. Fix: add it to the vocabulary or set unk_token to null");
-    unk_id_ = unk->second;
+    t.unk_id = *unk;
   }
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    const auto found = vocab_.find(name);
-    byte_ids_[b] = found == vocab_.end() ? -1 : found->second;
+    const int32_t* found = t.vocab.find(name);
+    t.byte_ids[b] = found ? *found : -1;
   }
+  t.plain_symbols = !options_.continuing_subword_prefix && !options_.end_of_word_suffix;
+  t.small_chars.assign(0x800, -1);
+  t.vocab.for_each([&](std::string_view token, int32_t id) {
+    size_t pos = 0;
+    if (token.empty()) return;
+    const char32_t c = utf8::decode_valid(token.data(), pos);
+    if (pos != token.size()) return;
+    if (c < t.small_chars.size())
+      t.small_chars[c] = id;
+    else
+      t.large_chars[c] = id;
+  });
+  t.cut_at_marker = t.plain_symbols && !options_.ignore_merges && t.vocab.find(kWordMarkerUtf8);
+  if (t.cut_at_marker) t.joined_before = joined_before_marker(results);
 }
 
-const Bpe::Merge* Bpe::find_merge(int64_t left, int64_t right) const {
-  const auto it = merges_.find(pair_key(left, right));
-  return it == merges_.end() ? nullptr : &it->second;
+Bpe::~Bpe() = default;
+
+std::optional<int64_t> Bpe::find(std::string_view token) const {
+  const int32_t* found = tables_->vocab.find(token);
+  if (!found) return std::nullopt;
+  return *found;
 }
 
-void Bpe::initial_symbols(const AlignedText& piece, std::vector<Symbol>& symbols) const {
+void Bpe::initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const {
+  const Tables& t = *tables_;
   std::optional<Symbol> unk;  // the pending unknown run
   const auto push = [&](Symbol s) {
-    s.prev = static_cast<int64_t>(symbols.size()) - 1;
+    s.prev = static_cast<int32_t>(symbols.size()) - 1;
     symbols.push_back(s);
   };
-  const size_t n = piece.chars.size();
   std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s.clear();
-    if (i > 0 && options_.continuing_subword_prefix) s = *options_.continuing_subword_prefix;
-    utf8::append(s, piece.chars[i].c);
-    if (i + 1 == n && options_.end_of_word_suffix) s += *options_.end_of_word_suffix;
-    const auto begin = static_cast<uint32_t>(i), end = static_cast<uint32_t>(i + 1);
-    if (const auto found = vocab_.find(s); found != vocab_.end()) {
+  for (size_t pos = 0; pos < piece.size();) {
+    const auto begin = static_cast<uint32_t>(pos);
+    const char32_t c = utf8::decode_valid(piece.data(), pos);
+    const auto end = static_cast<uint32_t>(pos);
+    std::string_view text = piece.substr(begin, end - begin);
+    int32_t id = -1;
+    if (t.plain_symbols) {
+      id = t.char_id(c);
+    } else {
+      s.clear();
+      if (begin > 0 && options_.continuing_subword_prefix) s = *options_.continuing_subword_prefix;
+      s += text;
+      if (end == piece.size() && options_.end_of_word_suffix) s += *options_.end_of_word_suffix;
+      text = s;
+      if (const int32_t* found = t.vocab.find(text)) id = *found;
+    }
+    if (id >= 0) {
       if (unk) push(*unk), unk.reset();
-      push({found->second, -1, -1, begin, end});
+      push({id, -1, -1, begin, end});
       continue;
     }
     if (options_.byte_fallback) {
       bool all = true;
-      for (char b : s) all = all && byte_ids_[static_cast<unsigned char>(b)] >= 0;
+      for (char b : text) all = all && t.byte_ids[static_cast<unsigned char>(b)] >= 0;
       if (all) {
-        for (char b : s) push({byte_ids_[static_cast<unsigned char>(b)], -1, -1, begin, end});
+        // Each byte its own token, one byte wide, as HF's Word counts them.
+        uint32_t at = begin;
+        for (char b : text) {
+          push({t.byte_ids[static_cast<unsigned char>(b)], -1, -1, std::min(at, end - 1), std::min(at + 1, end)});
+          ++at;
+        }
         continue;
       }
     }
-    if (!unk_id_) continue;  // no unk token: HF drops the code point
+    if (!t.unk_id) continue;  // no unk token: HF drops the code point
     if (unk && options_.fuse_unk) {
       unk->end = end;
     } else {
       if (unk) push(*unk);
-      unk = Symbol{*unk_id_, -1, -1, begin, end};
+      unk = Symbol{*t.unk_id, -1, -1, begin, end};
     }
   }
   if (unk) push(*unk);
-  for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = static_cast<int64_t>(i + 1);
+  for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = static_cast<int32_t>(i + 1);
 }
 
 void Bpe::merge_all(std::vector<Symbol>& symbols) const {
   struct Entry {
     uint32_t rank;
-    size_t pos;
-    int64_t new_id;
+    int32_t pos;
+    int32_t new_id;
+    int32_t left, right;  // the pair it was made for
     bool operator<(const Entry& other) const {  // the heap's top: lowest rank, then leftmost
       return rank != other.rank ? rank > other.rank : pos > other.pos;
     }
   };
-  std::priority_queue<Entry> queue;
+  const PairMap& merges = tables_->merges;
+  thread_local std::vector<Entry> queue;
+  queue.clear();
+  const auto entry = [&](int32_t pos, int32_t left, int32_t right) -> std::optional<Entry> {
+    if (const PairMap::Merge* m = merges.find(static_cast<uint32_t>(left), static_cast<uint32_t>(right)))
+      return Entry{m->rank, pos, m->new_id, left, right};
+    return std::nullopt;
+  };
+  const auto push = [&](int32_t pos, int32_t left, int32_t right) {
+    if (const auto e = entry(pos, left, right)) {
+      queue.push_back(*e);
+      std::push_heap(queue.begin(), queue.end());
+    }
+  };
   for (size_t i = 0; i + 1 < symbols.size(); ++i)
-    if (const Merge* m = find_merge(symbols[i].id, symbols[i + 1].id)) queue.push({m->rank, i, m->new_id});
+    if (const auto e = entry(static_cast<int32_t>(i), symbols[i].id, symbols[i + 1].id)) queue.push_back(*e);
+  std::make_heap(queue.begin(), queue.end());
   while (!queue.empty()) {
-    const Entry top = queue.top();
-    queue.pop();
-    Symbol& current = symbols[top.pos];
-    if (current.removed || current.next < 0) continue;
+    std::pop_heap(queue.begin(), queue.end());
+    const Entry top = queue.back();
+    queue.pop_back();
+    Symbol& current = symbols[static_cast<size_t>(top.pos)];
+    if (current.end == current.begin || current.next < 0) continue;  // removed, or the last symbol
     Symbol& right = symbols[static_cast<size_t>(current.next)];
-    const Merge* still = find_merge(current.id, right.id);
-    if (still == nullptr || still->new_id != top.new_id) continue;  // a stale entry
+    // HF's staleness test: the pair there now must make the same token (the same pair always does).
+    if (current.id != top.left || right.id != top.right) {
+      const PairMap::Merge* now = merges.find(static_cast<uint32_t>(current.id), static_cast<uint32_t>(right.id));
+      if (now == nullptr || now->new_id != top.new_id) continue;
+    }
     current.id = top.new_id;
     current.end = right.end;
     current.next = right.next;
-    right.removed = true;
-    if (current.next >= 0) symbols[static_cast<size_t>(current.next)].prev = static_cast<int64_t>(top.pos);
-    if (current.prev >= 0)
-      if (const Merge* m = find_merge(symbols[static_cast<size_t>(current.prev)].id, current.id))
-        queue.push({m->rank, static_cast<size_t>(current.prev), m->new_id});
-    if (current.next >= 0)
-      if (const Merge* m = find_merge(current.id, symbols[static_cast<size_t>(current.next)].id))
-        queue.push({m->rank, top.pos, m->new_id});
+    right.end = right.begin;  // removed
+    if (current.next >= 0) symbols[static_cast<size_t>(current.next)].prev = top.pos;
+    if (current.prev >= 0) push(current.prev, symbols[static_cast<size_t>(current.prev)].id, current.id);
+    if (current.next >= 0) push(top.pos, current.id, symbols[static_cast<size_t>(current.next)].id);
   }
 }
 
-void Bpe::tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const {
-  if (piece.chars.empty()) return;
-  const std::string text = piece.utf8();
-  if (options_.ignore_merges) {
-    if (const auto found = vocab_.find(text); found != vocab_.end()) {
-      out.push_back({found->second, 0, static_cast<uint32_t>(piece.chars.size())});
-      return;
-    }
-  }
-  PieceCache* cache = text.size() <= kCachedLength ? &piece_cache(cache_id_) : nullptr;
+void Bpe::tokenize_piece(std::string_view piece, uint32_t base, std::vector<ModelToken>& out) const {
+  PieceCache* cache = piece.size() <= kCachedLength ? &piece_cache(cache_id_) : nullptr;
   if (cache) {
-    if (const auto hit = cache->pieces.find(text); hit != cache->pieces.end()) {
-      out.insert(out.end(), hit->second.begin(), hit->second.end());
+    if (const PieceCache::Entry* hit = cache->pieces.find(piece)) {
+      for (uint32_t i = hit->first; i < hit->first + hit->count; ++i) {
+        const ModelToken& t = cache->tokens[i];
+        out.push_back({t.id, t.begin + base, t.end + base});
+      }
       return;
     }
   }
-  std::vector<Symbol> symbols;
-  symbols.reserve(piece.chars.size());
-  initial_symbols(piece, symbols);
-  merge_all(symbols);
   const size_t first = out.size();
-  for (const Symbol& s : symbols)
-    if (!s.removed) out.push_back({s.id, s.begin, s.end});
-  if (cache)
-    cache->pieces.emplace(
-        text, std::vector<ModelToken>(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()));
+  const int32_t* whole = options_.ignore_merges ? tables_->vocab.find(piece) : nullptr;
+  if (whole) {
+    out.push_back({*whole, base, base + static_cast<uint32_t>(piece.size())});
+  } else {
+    thread_local std::vector<Symbol> symbols;
+    symbols.clear();
+    initial_symbols(piece, symbols);
+    merge_all(symbols);
+    // A removed symbol is empty, and a kept one never is (a code point has at least one byte).
+    for (const Symbol& s : symbols)
+      if (s.end != s.begin) out.push_back({s.id, s.begin + base, s.end + base});
+  }
+  if (!cache) return;
+  const auto cached = static_cast<uint32_t>(cache->tokens.size());
+  for (size_t i = first; i < out.size(); ++i) cache->tokens.push_back({out[i].id, out[i].begin - base, out[i].end - base});
+  cache->pieces.set(piece, {cached, static_cast<uint32_t>(out.size() - first)});
 }
 
-std::optional<int64_t> Bpe::token_to_id(std::string_view token) const {
-  const auto found = vocab_.find(std::string(token));
-  if (found == vocab_.end()) return std::nullopt;
-  return found->second;
+void Bpe::tokenize(std::string_view piece, std::vector<ModelToken>& out) const {
+  if (piece.empty()) return;
+  if (!tables_->cut_at_marker || piece.size() <= kCachedLength) return tokenize_piece(piece, 0, out);
+  // Cut before every ▁ that no merge can join to the code point before it.
+  const Tables& t = *tables_;
+  const size_t marker = kWordMarkerUtf8.size();
+  size_t start = 0;
+  for (size_t at = piece.find(kWordMarkerUtf8, 1); at != std::string_view::npos;
+       at = piece.find(kWordMarkerUtf8, at + marker)) {
+    size_t previous = at - 1;
+    while (previous > 0 && utf8::is_continuation(piece[previous])) --previous;
+    size_t pos = previous;
+    const char32_t c = utf8::decode_valid(piece.data(), pos);
+    const bool joined = c == U'\u2581' || t.char_id(c) < 0 ||
+                        std::find(t.joined_before.begin(), t.joined_before.end(), c) != t.joined_before.end();
+    if (joined) continue;
+    tokenize_piece(piece.substr(start, at - start), static_cast<uint32_t>(start), out);
+    start = at;
+  }
+  tokenize_piece(piece.substr(start), static_cast<uint32_t>(start), out);
 }
+
+std::optional<int64_t> Bpe::token_to_id(std::string_view token) const { return find(token); }
 
 std::string Bpe::id_to_token(int64_t id) const {
-  return id >= 0 && static_cast<size_t>(id) < tokens_.size() ? tokens_[static_cast<size_t>(id)]
-                                                             : std::string();
+  return id >= 0 && static_cast<size_t>(id) < tables_->tokens.size() ? tables_->tokens[static_cast<size_t>(id)]
+                                                                     : std::string();
 }
+
+size_t Bpe::vocab_size() const { return tables_->vocab.size(); }
 
 }  // namespace berth::tokenizer

@@ -12,6 +12,7 @@
 #include "berth/tokenizer/post_processor.h"
 #include "berth/tokenizer/pre_tokenizer.h"
 #include "berth/tokenizer/token_model.h"
+#include "tokenizer_json.h"
 
 namespace berth::tokenizer {
 
@@ -23,9 +24,11 @@ std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& json, const s
 // path for an unknown type or a missing or mistyped field.
 std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& json, const std::string& path);
 
-// The model tokenizer.json describes at `path` ("model"). Throws berth::Error naming the path for an unknown
-// type, a merge of tokens outside the vocabulary, or a missing or mistyped field.
-std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path);
+// The model tokenizer.json describes at `path` ("model"), its vocabulary and merges from `arrays` where the
+// reader put them there. Throws berth::Error naming the path for an unknown type, a merge of tokens outside
+// the vocabulary, or a missing or mistyped field.
+std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path,
+                                              ModelArrays arrays = {});
 
 // The post-processor tokenizer.json describes at `path`; null: none (nullptr; sequences are concatenated).
 // Throws berth::Error naming the path for an unknown type or a missing or mistyped field.

@@ -1,5 +1,6 @@
-// The pre-tokenizers of tokenizer.json. Splitting follows HF's NormalizedString::split: the text is cut into
-// matches and the gaps between them, then kept, dropped or merged by the delimiter behaviour.
+// The pre-tokenizers of tokenizer.json. Splitting follows HF's NormalizedString::split: each piece is cut into
+// matches and the gaps between them, then kept, dropped or merged by the delimiter behaviour. Pieces stay
+// spans of one text; only ByteLevel and Metaspace rewrite it.
 #include "berth/tokenizer/pre_tokenizer.h"
 
 #include <utf8proc.h>
@@ -18,79 +19,100 @@ namespace berth::tokenizer {
 namespace {
 
 using Char = AlignedText::Char;
-using Span = std::pair<size_t, size_t>;  // [begin, end) in code points of a piece
+using Span = PieceText::Span;
 
 enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
 
-// Matches and gaps covering [0, size), each marked whether it is a match.
-std::vector<std::pair<Span, bool>> with_gaps(const std::vector<Span>& matches, size_t size) {
-  std::vector<std::pair<Span, bool>> out;
-  if (size == 0) return {{{0, 0}, false}};
-  size_t previous = 0;
-  for (const Span& m : matches) {
-    if (m.first != previous) out.push_back({{previous, m.first}, false});
-    out.push_back({m, true});
-    previous = m.second;
-  }
-  if (previous != size) out.push_back({{previous, size}, false});
-  return out;
-}
+// Finds the matches inside text.chars[begin, end) as [begin, end) indices relative to `begin`, in order.
+using FindMatches = std::function<void(const AlignedText& text, size_t begin, size_t end,
+                                       std::vector<std::pair<size_t, size_t>>& matches)>;
 
-// HF's SplitDelimiterBehavior over the matches: which spans become pieces.
-std::vector<Span> apply_behavior(const std::vector<std::pair<Span, bool>>& parts, Behavior behavior) {
-  std::vector<Span> out;
+// HF's SplitDelimiterBehavior over one piece [0, size) with its matches; appends the kept spans (shifted by
+// `base`) to out. `invert` swaps the roles of matches and gaps.
+void apply_behavior(const std::vector<std::pair<size_t, size_t>>& matches, size_t size, Behavior behavior,
+                    bool invert, uint32_t base, std::vector<Span>& out) {
+  thread_local std::vector<std::pair<Span, bool>> parts;
+  parts.clear();
+  uint32_t previous = 0;
+  for (const auto& [b, e] : matches) {
+    if (b != previous) parts.push_back({{previous, static_cast<uint32_t>(b)}, invert});
+    parts.push_back({{static_cast<uint32_t>(b), static_cast<uint32_t>(e)}, !invert});
+    previous = static_cast<uint32_t>(e);
+  }
+  if (previous != size || size == 0) parts.push_back({{previous, static_cast<uint32_t>(size)}, invert});
+  const size_t first = out.size();
+  const auto push = [&](Span s) { out.push_back({s.first + base, s.second + base}); };
   bool previous_match = false;
   switch (behavior) {
     case Behavior::Removed:
       for (const auto& [span, match] : parts)
-        if (!match) out.push_back(span);
-      return out;
+        if (!match) push(span);
+      break;
     case Behavior::Isolated:
-      for (const auto& [span, match] : parts) out.push_back(span);
-      return out;
+      for (const auto& [span, match] : parts) push(span);
+      break;
     case Behavior::MergedWithPrevious:
       for (const auto& [span, match] : parts) {
-        if (match && !previous_match && !out.empty())
-          out.back().second = span.second;
+        if (match && !previous_match && out.size() > first)
+          out.back().second = span.second + base;
         else
-          out.push_back(span);
+          push(span);
         previous_match = match;
       }
-      return out;
-    case Behavior::MergedWithNext:
+      break;
+    case Behavior::MergedWithNext: {
+      const size_t start = out.size();
       for (size_t i = parts.size(); i-- > 0;) {
         const auto& [span, match] = parts[i];
-        if (match && !previous_match && !out.empty())
-          out.back().first = span.first;
+        if (match && !previous_match && out.size() > start)
+          out.back().first = span.first + base;
         else
-          out.push_back(span);
+          push(span);
         previous_match = match;
       }
-      return {out.rbegin(), out.rend()};
+      std::reverse(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
+      break;
+    }
     case Behavior::Contiguous:
       for (const auto& [span, match] : parts) {
-        if (match == previous_match && !out.empty())
-          out.back().second = span.second;
+        if (match == previous_match && out.size() > first)
+          out.back().second = span.second + base;
         else
-          out.push_back(span);
+          push(span);
         previous_match = match;
       }
-      return out;
+      break;
   }
-  return out;
+  // HF drops the empty pieces a behaviour leaves.
+  size_t kept = first;
+  for (size_t i = first; i < out.size(); ++i)
+    if (out[i].second > out[i].first) out[kept++] = out[i];
+  out.resize(kept);
 }
 
-void split_by(std::vector<AlignedText>& pieces, Behavior behavior, bool invert,
-              const std::function<std::vector<Span>(const AlignedText&)>& find) {
-  std::vector<AlignedText> out;
-  for (const AlignedText& piece : pieces) {
-    auto parts = with_gaps(find(piece), piece.chars.size());
-    if (invert)
-      for (auto& part : parts) part.second = !part.second;
-    for (const Span& span : apply_behavior(parts, behavior))
-      if (span.second > span.first) out.push_back(piece.slice(span.first, span.second));
+void split_by(PieceText& text, Behavior behavior, bool invert, const FindMatches& find) {
+  thread_local std::vector<std::pair<size_t, size_t>> matches;
+  std::vector<Span> out;
+  out.reserve(text.pieces.size() * 2);
+  for (const Span& piece : text.pieces) {
+    matches.clear();
+    find(text.text, piece.first, piece.second, matches);
+    apply_behavior(matches, piece.second - piece.first, behavior, invert, piece.first, out);
   }
-  pieces = std::move(out);
+  text.pieces = std::move(out);
+}
+
+// A new text made of each piece rewritten by `rewrite(piece, out_chars)`, the pieces following it.
+template <typename Rewrite>
+void rewrite_pieces(PieceText& text, Rewrite rewrite) {
+  std::vector<Char> chars;
+  chars.reserve(text.text.chars.size() + text.text.chars.size() / 4 + text.pieces.size());
+  for (Span& piece : text.pieces) {
+    const auto begin = static_cast<uint32_t>(chars.size());
+    rewrite(piece, chars);
+    piece = {begin, static_cast<uint32_t>(chars.size())};
+  }
+  text.text.chars = std::move(chars);
 }
 
 Behavior parse_behavior(const JsonFields& fields) {
@@ -109,8 +131,8 @@ class SequencePreTokenizer : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> steps)
       : steps_(std::move(steps)) {}
-  void split(std::vector<AlignedText>& pieces) const override {
-    for (const auto& step : steps_) step->split(pieces);
+  void split(PieceText& text) const override {
+    for (const auto& step : steps_) step->split(text);
   }
 
  private:
@@ -121,9 +143,12 @@ class SplitPreTokenizer : public PreTokenizer {
  public:
   SplitPreTokenizer(std::u32string pattern, std::shared_ptr<Regex> regex, Behavior behavior, bool invert)
       : pattern_(std::move(pattern)), regex_(std::move(regex)), behavior_(behavior), invert_(invert) {}
-  void split(std::vector<AlignedText>& pieces) const override {
-    split_by(pieces, behavior_, invert_, [&](const AlignedText& piece) {
-      return regex_ ? regex_->find_all(piece) : piece.find(pattern_);
+  void split(PieceText& text) const override {
+    split_by(text, behavior_, invert_, [&](const AlignedText& t, size_t begin, size_t end, auto& matches) {
+      if (regex_)
+        regex_->find_all(t, begin, end, matches);
+      else
+        t.find(pattern_, begin, end, matches);
     });
   }
 
@@ -142,26 +167,40 @@ class ByteLevelPreTokenizer : public PreTokenizer {
   ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex)
       : add_prefix_space_(add_prefix_space),
         regex_(use_regex ? std::make_unique<Regex>(kGpt2Pattern, "ByteLevel") : nullptr) {}
-  void split(std::vector<AlignedText>& pieces) const override {
-    if (add_prefix_space_)
-      for (AlignedText& piece : pieces)
-        if (!piece.chars.empty() && piece.chars.front().c != U' ')
-          piece.chars.insert(piece.chars.begin(), {U' ', piece.chars.front().begin, piece.chars.front().end});
+  void split(PieceText& text) const override {
+    if (add_prefix_space_) prefix_spaces(text);
     if (regex_)
-      split_by(pieces, Behavior::Isolated, false, [&](const AlignedText& p) { return regex_->find_all(p); });
-    for (AlignedText& piece : pieces) {
-      std::vector<Char> bytes;
-      bytes.reserve(piece.chars.size() * 2);
-      for (const Char& ch : piece.chars) {
-        std::string encoded;
-        utf8::append(encoded, ch.c);
-        for (char b : encoded) bytes.push_back({byte_char(static_cast<unsigned char>(b)), ch.begin, ch.end});
+      split_by(text, Behavior::Isolated, false, [&](const AlignedText& t, size_t b, size_t e, auto& matches) {
+        regex_->find_all(t, b, e, matches);
+      });
+    rewrite_pieces(text, [&](Span piece, std::vector<Char>& out) {
+      for (uint32_t i = piece.first; i < piece.second; ++i) {
+        const Char& ch = text.text.chars[i];
+        if (ch.c < 0x80) {
+          out.push_back({byte_char(static_cast<unsigned char>(ch.c)), ch.begin, ch.end});
+          continue;
+        }
+        char encoded[4];
+        const size_t n = utf8::encode(ch.c, encoded);
+        for (size_t k = 0; k < n; ++k)
+          out.push_back({byte_char(static_cast<unsigned char>(encoded[k])), ch.begin, ch.end});
       }
-      piece.chars = std::move(bytes);
-    }
+    });
   }
 
  private:
+  // HF prepends a space to each piece that does not start with one; it shares the first code point's range.
+  static void prefix_spaces(PieceText& text) {
+    bool needed = false;
+    for (const Span& piece : text.pieces) needed = needed || text.text.chars[piece.first].c != U' ';
+    if (!needed) return;
+    rewrite_pieces(text, [&](Span piece, std::vector<Char>& out) {
+      const Char& first = text.text.chars[piece.first];
+      if (first.c != U' ') out.push_back({U' ', first.begin, first.end});
+      out.insert(out.end(), text.text.chars.begin() + piece.first, text.text.chars.begin() + piece.second);
+    });
+  }
+
   bool add_prefix_space_;
   std::unique_ptr<Regex> regex_;
 };
@@ -173,24 +212,35 @@ class MetaspacePreTokenizer : public PreTokenizer {
  public:
   MetaspacePreTokenizer(char32_t replacement, PrependScheme scheme, bool split)
       : replacement_(replacement), scheme_(scheme), split_(split) {}
-  void split(std::vector<AlignedText>& pieces) const override {
-    for (AlignedText& piece : pieces) {
-      for (Char& ch : piece.chars)
-        if (ch.c == U' ') ch.c = replacement_;
-      const bool starts = !piece.chars.empty() && piece.chars.front().c == replacement_;
-      const bool prepend = !piece.chars.empty() && !starts &&
-                           (scheme_ == PrependScheme::Always ||
-                            (scheme_ == PrependScheme::First && piece.chars.front().begin == 0));
-      if (prepend)
-        piece.chars.insert(piece.chars.begin(),
-                           {replacement_, piece.chars.front().begin, piece.chars.front().end});
+  void split(PieceText& text) const override {
+    std::vector<Char>& chars = text.text.chars;
+    bool prepend_any = false;
+    for (const Span& piece : text.pieces) {
+      for (uint32_t i = piece.first; i < piece.second; ++i)
+        if (chars[i].c == U' ') chars[i].c = replacement_;
+      prepend_any = prepend_any || prepends(chars[piece.first]);
     }
+    if (prepend_any)
+      rewrite_pieces(text, [&](Span piece, std::vector<Char>& out) {
+        const Char& first = chars[piece.first];
+        if (prepends(first)) out.push_back({replacement_, first.begin, first.end});
+        out.insert(out.end(), chars.begin() + piece.first, chars.begin() + piece.second);
+      });
     if (split_)
-      split_by(pieces, Behavior::MergedWithNext, false,
-               [&](const AlignedText& p) { return p.find(std::u32string(1, replacement_)); });
+      split_by(text, Behavior::MergedWithNext, false,
+               [&](const AlignedText& t, size_t begin, size_t end, auto& matches) {
+                 for (size_t i = begin; i < end; ++i)
+                   if (t.chars[i].c == replacement_) matches.emplace_back(i - begin, i + 1 - begin);
+               });
   }
 
  private:
+  // Whether a piece starting with `first` (already with ▁ for spaces) gets a ▁ in front.
+  bool prepends(const Char& first) const {
+    if (first.c == replacement_) return false;
+    return scheme_ == PrependScheme::Always || (scheme_ == PrependScheme::First && first.begin == 0);
+  }
+
   char32_t replacement_;
   PrependScheme scheme_;
   bool split_;
@@ -200,22 +250,34 @@ class MetaspacePreTokenizer : public PreTokenizer {
 // joiners U+200C/U+200D, which Oniguruma's does not.
 const char* kRustWords = R"([\w\p{Nl}\x{200C}\x{200D}]+|[^\w\p{Nl}\x{200C}\x{200D}\s]+)";
 
+// Splits at every code point `is_delimiter` accepts, each one a match (HF's split on a char predicate).
+void split_at_chars(PieceText& text, bool (*is_delimiter)(char32_t), Behavior behavior) {
+  split_by(text, behavior, false, [&](const AlignedText& t, size_t begin, size_t end, auto& matches) {
+    for (size_t i = begin; i < end; ++i)
+      if (is_delimiter(t.chars[i].c)) matches.emplace_back(i - begin, i + 1 - begin);
+  });
+}
+
+bool is_space(char32_t c) { return (unicode::classes_of(c) & unicode::kWhitespace) != 0; }
+bool is_punctuation(char32_t c) { return (unicode::classes_of(c) & unicode::kPunct) != 0; }
+// Rust's char::is_numeric: the Nd, Nl and No categories.
+bool is_numeric(char32_t c) {
+  if (c < 0x80) return c >= U'0' && c <= U'9';
+  const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+  return category == UTF8PROC_CATEGORY_ND || category == UTF8PROC_CATEGORY_NL ||
+         category == UTF8PROC_CATEGORY_NO;
+}
+
 // Whitespace: words and runs of other non-space code points kept, the rest dropped. WhitespaceSplit: runs of
 // non-whitespace.
 class WhitespacePreTokenizer : public PreTokenizer {
  public:
   explicit WhitespacePreTokenizer(bool word_classes)
       : regex_(word_classes ? std::make_unique<Regex>(kRustWords, "Whitespace") : nullptr) {}
-  void split(std::vector<AlignedText>& pieces) const override {
-    if (regex_) {
-      split_by(pieces, Behavior::Removed, true, [&](const AlignedText& p) { return regex_->find_all(p); });
-      return;
-    }
-    split_by(pieces, Behavior::Removed, false, [](const AlignedText& p) {
-      std::vector<Span> out;
-      for (size_t i = 0; i < p.chars.size(); ++i)
-        if (unicode::classes_of(p.chars[i].c) & unicode::kWhitespace) out.emplace_back(i, i + 1);
-      return out;
+  void split(PieceText& text) const override {
+    if (!regex_) return split_at_chars(text, is_space, Behavior::Removed);
+    split_by(text, Behavior::Removed, true, [&](const AlignedText& t, size_t begin, size_t end, auto& matches) {
+      regex_->find_all(t, begin, end, matches);
     });
   }
 
@@ -223,40 +285,24 @@ class WhitespacePreTokenizer : public PreTokenizer {
   std::unique_ptr<Regex> regex_;
 };
 
-// Splits at every code point `is_delimiter` accepts, each one a match (HF's split on a char predicate).
+// Punctuation and Digits: each matching code point a delimiter, with the step's behaviour.
 class CharClassPreTokenizer : public PreTokenizer {
  public:
-  CharClassPreTokenizer(std::function<bool(char32_t)> is_delimiter, Behavior behavior)
-      : is_delimiter_(std::move(is_delimiter)), behavior_(behavior) {}
-  void split(std::vector<AlignedText>& pieces) const override {
-    split_by(pieces, behavior_, false, [&](const AlignedText& p) {
-      std::vector<Span> out;
-      for (size_t i = 0; i < p.chars.size(); ++i)
-        if (is_delimiter_(p.chars[i].c)) out.emplace_back(i, i + 1);
-      return out;
-    });
-  }
+  CharClassPreTokenizer(bool (*is_delimiter)(char32_t), Behavior behavior)
+      : is_delimiter_(is_delimiter), behavior_(behavior) {}
+  void split(PieceText& text) const override { split_at_chars(text, is_delimiter_, behavior_); }
 
  private:
-  std::function<bool(char32_t)> is_delimiter_;
+  bool (*is_delimiter_)(char32_t);
   Behavior behavior_;
 };
-
-bool is_space(char32_t c) { return (unicode::classes_of(c) & unicode::kWhitespace) != 0; }
-bool is_punctuation(char32_t c) { return (unicode::classes_of(c) & unicode::kPunct) != 0; }
-// Rust's char::is_numeric: the Nd, Nl and No categories.
-bool is_numeric(char32_t c) {
-  const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-  return category == UTF8PROC_CATEGORY_ND || category == UTF8PROC_CATEGORY_NL ||
-         category == UTF8PROC_CATEGORY_NO;
-}
 
 // BERT's: whitespace removed, then each punctuation code point isolated.
 class BertPreTokenizer : public PreTokenizer {
  public:
-  void split(std::vector<AlignedText>& pieces) const override {
-    CharClassPreTokenizer(is_space, Behavior::Removed).split(pieces);
-    CharClassPreTokenizer(is_punctuation, Behavior::Isolated).split(pieces);
+  void split(PieceText& text) const override {
+    split_at_chars(text, is_space, Behavior::Removed);
+    split_at_chars(text, is_punctuation, Behavior::Isolated);
   }
 };
 
@@ -288,6 +334,13 @@ std::unique_ptr<PreTokenizer> parse_split(const JsonFields& fields) {
 }
 
 }  // namespace
+
+PieceText PieceText::whole(AlignedText text) {
+  PieceText out;
+  if (!text.chars.empty()) out.pieces.push_back({0, static_cast<uint32_t>(text.chars.size())});
+  out.text = std::move(text);
+  return out;
+}
 
 char32_t byte_char(unsigned char byte) {
   static const std::array<char32_t, 256> table = [] {

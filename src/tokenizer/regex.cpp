@@ -50,17 +50,30 @@ Regex::~Regex() = default;
 Regex::Regex(Regex&&) noexcept = default;
 Regex& Regex::operator=(Regex&&) noexcept = default;
 
-std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) const {
-  std::vector<std::pair<size_t, size_t>> out;
+namespace {
+
+// One search region per thread, reused by every search on it.
+OnigRegion* thread_region() {
+  struct Region {
+    OnigRegion* region = onig_region_new();
+    ~Region() { onig_region_free(region, 1); }
+  };
+  thread_local Region region;
+  return region.region;
+}
+
+// The onig crate's find_iter over text: calls found(begin, end) for every match, in bytes.
+template <typename Found>
+void for_each_match(OnigRegex regex, std::string_view text, Found found) {
   const auto* begin = reinterpret_cast<const OnigUChar*>(text.data());
   const auto* end = begin + text.size();
-  OnigRegion* region = onig_region_new();
+  OnigRegion* region = thread_region();
   size_t from = 0;
   std::optional<size_t> last_match_end;
   while (from <= text.size()) {
-    const int found = onig_search(impl_->regex, begin, end, begin + from, end, region, ONIG_OPTION_NONE);
-    if (found == ONIG_MISMATCH) break;
-    BERTH_BUG(found >= 0, "Oniguruma search failed: ", onig_message(found, nullptr));
+    const int status = onig_search(regex, begin, end, begin + from, end, region, ONIG_OPTION_NONE);
+    if (status == ONIG_MISMATCH) break;
+    BERTH_BUG(status >= 0, "Oniguruma search failed: ", onig_message(status, nullptr));
     const auto match_begin = static_cast<size_t>(region->beg[0]);
     const auto match_end = static_cast<size_t>(region->end[0]);
     if (match_begin == match_end && last_match_end == match_end) {
@@ -68,20 +81,41 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
       utf8::decode_valid(text.data(), from);  // moves `from` past one code point
       continue;
     }
-    out.emplace_back(match_begin, match_end);
+    found(match_begin, match_end);
     from = match_end;
     last_match_end = match_end;
   }
-  onig_region_free(region, 1);
+}
+
+}  // namespace
+
+std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) const {
+  std::vector<std::pair<size_t, size_t>> out;
+  for_each_match(impl_->regex, text, [&](size_t b, size_t e) { out.emplace_back(b, e); });
   return out;
 }
 
 std::vector<std::pair<size_t, size_t>> Regex::find_all(const AlignedText& text) const {
-  const std::string utf8 = text.utf8();
-  const std::vector<uint32_t> char_at = utf8::char_indices(utf8);
   std::vector<std::pair<size_t, size_t>> out;
-  for (const auto& [b, e] : find_all(std::string_view(utf8))) out.emplace_back(char_at[b], char_at[e]);
+  find_all(text, 0, text.chars.size(), out);
   return out;
+}
+
+void Regex::find_all(const AlignedText& text, size_t from, size_t to,
+                     std::vector<std::pair<size_t, size_t>>& out) const {
+  // The span's UTF-8, and the code point index of each byte (plus one past the end).
+  thread_local std::string utf8;
+  thread_local std::vector<uint32_t> char_at;
+  utf8.clear();
+  char_at.clear();
+  for (size_t i = from; i < to; ++i) {
+    char bytes[4];
+    const size_t n = utf8::encode(text.chars[i].c, bytes);
+    utf8.append(bytes, n);
+    char_at.insert(char_at.end(), n, static_cast<uint32_t>(i - from));
+  }
+  char_at.push_back(static_cast<uint32_t>(to - from));
+  for_each_match(impl_->regex, utf8, [&](size_t b, size_t e) { out.emplace_back(char_at[b], char_at[e]); });
 }
 
 }  // namespace berth::tokenizer

@@ -27,6 +27,9 @@ class Regex {
   std::vector<std::pair<size_t, size_t>> find_all(std::string_view text) const;
   // The same over aligned text, as [begin, end) code point indices.
   std::vector<std::pair<size_t, size_t>> find_all(const AlignedText& text) const;
+  // The same inside text.chars[from, to), appended to out as code point indices relative to `from`.
+  void find_all(const AlignedText& text, size_t from, size_t to,
+                std::vector<std::pair<size_t, size_t>>& out) const;
 
  private:
   struct Impl;

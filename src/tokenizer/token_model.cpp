@@ -7,14 +7,17 @@
 #include "berth/tokenizer/wordpiece.h"
 #include "json_fields.h"
 #include "pipeline_json.h"
+#include "tokenizer_json.h"
 #include "utf8.h"
 
 namespace berth::tokenizer {
 namespace {
 
-using Vocab = std::unordered_map<std::string, int64_t>;
+using Vocab = std::vector<std::pair<std::string, int64_t>>;
 
-Vocab parse_vocab(const JsonFields& fields) {
+// model.vocab, from the arrays the reader filled or from the JSON.
+Vocab parse_vocab(const JsonFields& fields, ModelArrays& arrays) {
+  if (arrays.vocab) return std::move(*arrays.vocab);
   const nlohmann::json& vocab = fields.raw("vocab");
   BERTH_CHECK(vocab.is_object(), fields.at("vocab"), ": expected an object of token -> id, found ",
               vocab.type_name());
@@ -23,14 +26,15 @@ Vocab parse_vocab(const JsonFields& fields) {
   for (const auto& [token, id] : vocab.items()) {
     BERTH_CHECK(id.is_number_integer(), fields.at("vocab"), "[\"", token,
                 "\"]: expected an integer id, found ", id.type_name());
-    out.emplace(token, id.get<int64_t>());
+    out.emplace_back(token, id.get<int64_t>());
   }
   return out;
 }
 
 // "a b" (the older format) or ["a", "b"].
-std::vector<std::pair<std::string, std::string>> parse_merges(const JsonFields& fields) {
-  std::vector<std::pair<std::string, std::string>> out;
+Bpe::Merges parse_merges(const JsonFields& fields, ModelArrays& arrays) {
+  if (arrays.merges) return std::move(*arrays.merges);
+  Bpe::Merges out;
   if (!fields.has("merges")) return out;
   const nlohmann::json& merges = fields.raw("merges");
   BERTH_CHECK(merges.is_array(), fields.at("merges"), ": expected a list, found ", merges.type_name());
@@ -53,27 +57,31 @@ std::vector<std::pair<std::string, std::string>> parse_merges(const JsonFields& 
   return out;
 }
 
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // A whole piece is one token, or unk.
 class WordLevel : public TokenModel {
  public:
-  WordLevel(Vocab vocab, std::string unk, const std::string& where) : vocab_(std::move(vocab)) {
-    for (const auto& [token, id] : vocab_) {
-      if (static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<size_t>(id) + 1);
-      tokens_[static_cast<size_t>(id)] = token;
+  WordLevel(const Vocab& vocab, const std::string& unk, const std::string& where) : where_(where) {
+    for (const auto& [token, id] : vocab) {
+      vocab_[token] = id;
+      if (id >= 0 && static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<size_t>(id) + 1);
+      if (id >= 0) tokens_[static_cast<size_t>(id)] = token;
     }
     const auto found = vocab_.find(unk);
     if (found != vocab_.end()) unk_id_ = found->second;
-    where_ = where;
   }
-  void tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const override {
-    const auto found = vocab_.find(piece.utf8());
-    BERTH_CHECK(found != vocab_.end() || unk_id_, where_, ": \"", piece.utf8(),
+  void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override {
+    const auto found = vocab_.find(piece);
+    BERTH_CHECK(found != vocab_.end() || unk_id_, where_, ": \"", piece,
                 "\" is not in the WordLevel vocabulary and it has no unk_token. Fix: set unk_token");
-    out.push_back(
-        {found != vocab_.end() ? found->second : *unk_id_, 0, static_cast<uint32_t>(piece.chars.size())});
+    out.push_back({found != vocab_.end() ? found->second : *unk_id_, 0, static_cast<uint32_t>(piece.size())});
   }
   std::optional<int64_t> token_to_id(std::string_view token) const override {
-    const auto found = vocab_.find(std::string(token));
+    const auto found = vocab_.find(token);
     return found == vocab_.end() ? std::nullopt : std::optional<int64_t>(found->second);
   }
   std::string id_to_token(int64_t id) const override {
@@ -82,22 +90,21 @@ class WordLevel : public TokenModel {
   size_t vocab_size() const override { return vocab_.size(); }
 
  private:
-  Vocab vocab_;
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> vocab_;
   std::vector<std::string> tokens_;
   std::optional<int64_t> unk_id_;
   std::string where_;
 };
 
-// berth's WordPiece (exact to HF) over a piece; its byte offsets become code point offsets.
+// berth's WordPiece (exact to HF) over a piece.
 class WordPieceModel : public TokenModel {
  public:
   explicit WordPieceModel(WordPiece model) : model_(std::move(model)) {}
-  void tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const override {
-    const std::string word = piece.utf8();
-    const std::vector<uint32_t> char_at = utf8::char_indices(word);
-    pieces_.clear();
-    model_.tokenize(word, piece.chars.size(), pieces_);
-    for (const WordPiecePiece& p : pieces_) out.push_back({p.id, char_at[p.begin], char_at[p.end]});
+  void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override {
+    thread_local std::vector<WordPiecePiece> pieces;
+    pieces.clear();
+    model_.tokenize(piece, utf8::count_chars(piece), pieces);
+    for (const WordPiecePiece& p : pieces) out.push_back({p.id, p.begin, p.end});
   }
   std::optional<int64_t> token_to_id(std::string_view token) const override {
     const auto id = model_.token_to_id(token);
@@ -110,12 +117,11 @@ class WordPieceModel : public TokenModel {
 
  private:
   WordPiece model_;
-  static thread_local std::vector<WordPiecePiece> pieces_;
 };
-thread_local std::vector<WordPiecePiece> WordPieceModel::pieces_;
 
-std::unique_ptr<TokenModel> parse_wordpiece(const JsonFields& fields) {
-  const Vocab vocab = parse_vocab(fields);
+std::unique_ptr<TokenModel> parse_wordpiece(const JsonFields& fields, ModelArrays& arrays) {
+  std::unordered_map<std::string, int64_t> vocab;  // a token listed twice keeps its last id, as in HF
+  for (auto& [token, id] : parse_vocab(fields, arrays)) vocab[std::move(token)] = id;
   std::vector<std::string> tokens(vocab.size());
   for (const auto& [token, id] : vocab) {
     BERTH_CHECK(id >= 0 && static_cast<size_t>(id) < tokens.size(), fields.at("vocab"), ": token ", token,
@@ -131,15 +137,16 @@ std::unique_ptr<TokenModel> parse_wordpiece(const JsonFields& fields) {
 
 }  // namespace
 
-std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path) {
+std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path,
+                                              ModelArrays arrays) {
   const JsonFields fields(json, path);
   // HF writes "type"; very old files omit it for BPE.
   const std::string type =
       fields.has("type") ? fields.type("model", {"BPE", "WordPiece", "WordLevel"}) : "BPE";
-  if (type == "WordPiece") return parse_wordpiece(fields);
+  if (type == "WordPiece") return parse_wordpiece(fields, arrays);
   if (type == "WordLevel")
-    return std::make_unique<WordLevel>(parse_vocab(fields), fields.get<std::string>("unk_token", "<unk>"),
-                                       path);
+    return std::make_unique<WordLevel>(parse_vocab(fields, arrays),
+                                       fields.get<std::string>("unk_token", "<unk>"), path);
   BERTH_CHECK(
       !fields.has("dropout") || fields.raw("dropout").get<double>() == 0.0, fields.at("dropout"),
       ": BPE dropout samples its merges at random; berth encodes deterministically. Fix: set it to null");
@@ -152,7 +159,7 @@ std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const 
   options.fuse_unk = fields.get<bool>("fuse_unk", false);
   options.byte_fallback = fields.get<bool>("byte_fallback", false);
   options.ignore_merges = fields.get<bool>("ignore_merges", false);
-  return std::make_unique<Bpe>(parse_vocab(fields), parse_merges(fields), options, path);
+  return std::make_unique<Bpe>(parse_vocab(fields, arrays), parse_merges(fields, arrays), options, path);
 }
 
 }  // namespace berth::tokenizer

@@ -15,7 +15,9 @@
 #include "json_fields.h"
 #include "parallel_encode.h"
 #include "pipeline_json.h"
+#include "tokenizer_json.h"
 #include "truncation.h"
+#include "utf8.h"
 
 namespace berth::tokenizer {
 
@@ -100,14 +102,6 @@ void truncate(Encoding& e, size_t length, const TruncationOptions& options) {
   pick(e.sequence_ids);
 }
 
-nlohmann::json read_json(const std::string& text, const std::string& source) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    BERTH_FAIL(source, ": not valid JSON (", e.what(), "). Fix: repair or regenerate the file");
-  }
-}
-
 }  // namespace
 
 Tokenizer::Tokenizer(std::shared_ptr<const Pipeline> pipeline) : pipeline_(std::move(pipeline)) {}
@@ -126,22 +120,22 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
 }
 
 Tokenizer Tokenizer::from_json_text(const std::string& text, const std::string& source) {
-  const nlohmann::json json = read_json(text, source);
+  TokenizerJson json = read_tokenizer_json(text, source);
   auto pipeline = std::make_shared<Pipeline>();
   try {
-    const JsonFields root(json, "tokenizer.json");
+    const JsonFields root(json.root, "tokenizer.json");
     const auto at = [&](const char* key) -> const nlohmann::json& {
       static const nlohmann::json null;
       return root.has(key) ? root.raw(key) : null;
     };
     pipeline->normalizer = parse_normalizer(at("normalizer"), "normalizer");
     pipeline->pre_tokenizer = parse_pre_tokenizer(at("pre_tokenizer"), "pre_tokenizer");
-    pipeline->model = parse_token_model(root.raw("model"), "model");
     const JsonFields model(root.raw("model"), "model");
-    pipeline->model_type = model.has("type")                       ? model.required<std::string>("type")
-                           : model.has("merges")                   ? "BPE"
-                           : model.has("max_input_chars_per_word") ? "WordPiece"
-                                                                   : "WordLevel";
+    pipeline->model_type = model.has("type") ? model.required<std::string>("type")
+                           : json.model.merges || model.has("merges") ? "BPE"
+                           : model.has("max_input_chars_per_word")    ? "WordPiece"
+                                                                      : "WordLevel";
+    pipeline->model = parse_token_model(root.raw("model"), "model", std::move(json.model));
     pipeline->added = AddedVocabulary(AddedVocabulary::parse(at("added_tokens"), "added_tokens"),
                                       pipeline->normalizer.get());
     for (const AddedTokenSpec& t : pipeline->added.tokens()) {
@@ -180,23 +174,47 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) cons
     out.offsets.emplace_back(origin.first, origin.second);
     out.sequence_ids.push_back(static_cast<int8_t>(type_id));
   };
-  std::vector<TextPart> parts = p.added.split(text, p.normalizer.get());
-  std::vector<AlignedText> pieces;
-  std::vector<ModelToken> tokens;
-  for (TextPart& part : parts) {
+  // Per thread: a piece's UTF-8 for the model and the code point each of its bytes belongs to.
+  thread_local std::string utf8;
+  thread_local std::vector<uint32_t> char_at;
+  thread_local std::vector<ModelToken> tokens;
+  for (TextPart& part : p.added.split(text, p.normalizer.get())) {
     if (part.text.empty()) continue;
     if (part.added_id) {
       push(*part.added_id, {part.text.chars.front().begin, part.text.chars.back().end});
       continue;
     }
-    pieces.clear();
-    pieces.push_back(std::move(part.text));
+    PieceText pieces = PieceText::whole(std::move(part.text));
     if (p.pre_tokenizer) p.pre_tokenizer->split(pieces);
-    for (const AlignedText& piece : pieces) {
+    const std::vector<AlignedText::Char>& chars = pieces.text.chars;
+    for (const auto& [begin, end] : pieces.pieces) {
+      utf8.clear();
+      char_at.clear();
+      bool ascii = true;
+      for (uint32_t i = begin; i < end; ++i) {
+        const char32_t c = chars[i].c;
+        if (c < 0x80) {
+          utf8.push_back(static_cast<char>(c));
+          if (!ascii) char_at.push_back(i);
+          continue;
+        }
+        if (ascii) {  // from here on each byte needs its code point
+          ascii = false;
+          for (uint32_t k = begin; k < i; ++k) char_at.push_back(k);
+        }
+        char bytes[4];
+        const size_t n = utf8::encode(c, bytes);
+        utf8.append(bytes, n);
+        char_at.insert(char_at.end(), n, i);
+      }
       tokens.clear();
-      p.model->tokenize(piece, tokens);
-      // HF's offsets: the first code point's start to the last one's end.
-      for (const ModelToken& t : tokens) push(t.id, {piece.chars[t.begin].begin, piece.chars[t.end - 1].end});
+      p.model->tokenize(utf8, tokens);
+      // HF's offsets: the first code point's start to the last one's end (a byte token: its code point's).
+      for (const ModelToken& t : tokens) {
+        const uint32_t first = ascii ? begin + t.begin : char_at[t.begin];
+        const uint32_t last = ascii ? begin + t.end - 1 : char_at[t.end - 1];
+        push(t.id, {chars[first].begin, chars[last].end});
+      }
     }
   }
   return out;

@@ -28,6 +28,9 @@ struct AlignedText {
   bool empty() const { return chars.empty(); }
   // Non-overlapping occurrences of `pattern` (code points), left to right, as [begin, end) indices.
   std::vector<std::pair<size_t, size_t>> find(std::u32string_view pattern) const;
+  // The same inside chars[from, to), appended to out as indices relative to `from`.
+  void find(std::u32string_view pattern, size_t from, size_t to,
+            std::vector<std::pair<size_t, size_t>>& out) const;
 };
 
 }  // namespace berth::tokenizer

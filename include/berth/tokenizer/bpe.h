@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -25,36 +27,33 @@ struct BpeOptions {
 
 class Bpe : public TokenModel {
  public:
-  // vocab: token -> id; merges: pairs in rank order. Throws berth::Error (naming `where`) for a merge whose
-  // parts or result are not tokens, or an unk_token outside the vocabulary.
-  Bpe(std::unordered_map<std::string, int64_t> vocab,
-      const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options,
-      const std::string& where = "model");
+  using Vocab = std::vector<std::pair<std::string, int64_t>>;
+  using Merges = std::vector<std::pair<std::string, std::string>>;
 
-  void tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const override;
+  // vocab: (token, id); merges: pairs in rank order. Throws berth::Error (naming `where`) for a merge whose
+  // parts or result are not tokens, or an unk_token outside the vocabulary.
+  Bpe(const Vocab& vocab, const Merges& merges, BpeOptions options, const std::string& where = "model");
+  ~Bpe() override;
+
+  void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override;
   std::optional<int64_t> token_to_id(std::string_view token) const override;
   std::string id_to_token(int64_t id) const override;
-  size_t vocab_size() const override { return vocab_.size(); }
+  size_t vocab_size() const override;
   const BpeOptions& options() const { return options_; }
 
  private:
-  struct Merge {
-    uint32_t rank = 0;
-    int64_t new_id = 0;
-  };
+  struct Tables;
   struct Symbol;
   // The initial symbols of a piece: one per code point, or per byte where byte fallback applies.
-  void initial_symbols(const AlignedText& piece, std::vector<Symbol>& symbols) const;
+  void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
   void merge_all(std::vector<Symbol>& symbols) const;
-  const Merge* find_merge(int64_t left, int64_t right) const;
+  // One piece, merged (or taken from the thread's cache): tokens with offsets from `base`.
+  void tokenize_piece(std::string_view piece, uint32_t base, std::vector<ModelToken>& out) const;
+  std::optional<int64_t> find(std::string_view token) const;
 
-  std::unordered_map<std::string, int64_t> vocab_;
-  std::vector<std::string> tokens_;  // by id
-  std::unordered_map<uint64_t, Merge> merges_;
+  std::unique_ptr<Tables> tables_;
   BpeOptions options_;
-  std::optional<int64_t> unk_id_;
-  int64_t byte_ids_[256];  // <0xXX> tokens; -1 where the vocabulary has none
-  uint64_t cache_id_;      // keys this model's entries in each thread's cache of merged pieces
+  uint64_t cache_id_;  // keys this model's entries in each thread's cache of merged pieces
 };
 
 }  // namespace berth::tokenizer
