@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "berth/tokenizer/aligned_text.h"
+#include "berth/tokenizer/byte_level.h"  // byte_char
 
 namespace berth::tokenizer {
 
@@ -16,8 +17,5 @@ class PreTokenizer {
   // Replaces `pieces` by their splits, in order; empty pieces are dropped, as HF drops them.
   virtual void split(std::vector<AlignedText>& pieces) const = 0;
 };
-
-// GPT-2's byte-to-character table (HF's bytes_char): byte b is the code point byte_char(b).
-char32_t byte_char(unsigned char byte);
 
 }  // namespace berth::tokenizer
