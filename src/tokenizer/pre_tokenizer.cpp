@@ -5,7 +5,6 @@
 
 #include <utf8proc.h>
 
-#include <array>
 #include <functional>
 #include <optional>
 
@@ -158,8 +157,6 @@ class SplitPreTokenizer : public PreTokenizer {
   Behavior behavior_;
   bool invert_;
 };
-
-const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 // Each code point's UTF-8 bytes as GPT-2's byte characters; all of them keep the code point's range.
 class ByteLevelPreTokenizer : public PreTokenizer {
@@ -340,19 +337,6 @@ PieceText PieceText::whole(AlignedText text) {
   if (!text.chars.empty()) out.pieces.push_back({0, static_cast<uint32_t>(text.chars.size())});
   out.text = std::move(text);
   return out;
-}
-
-char32_t byte_char(unsigned char byte) {
-  static const std::array<char32_t, 256> table = [] {
-    std::array<char32_t, 256> t{};
-    char32_t next = 256;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      t[b] = printable ? static_cast<char32_t>(b) : next++;
-    }
-    return t;
-  }();
-  return table[byte];
 }
 
 std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& json, const std::string& path) {

@@ -25,17 +25,32 @@ bool is_jsonl(const std::string& path) {
 
 }  // namespace
 
-void for_each_training_text(const std::string& path, const std::function<void(std::string_view)>& visit) {
+void for_each_training_text(const std::string& path, const std::function<void(std::string_view)>& visit,
+                            TextLines lines) {
   std::ifstream in(path, std::ios::binary);
   BERTH_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), "). Fix: check the --input path");
   const bool jsonl = is_jsonl(path);
   std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
+  size_t number = 1;
+  // A document the splitter refuses (text that is not UTF-8) is named by its file and line.
+  const auto visit_line = [&](std::string_view text) {
+    try {
+      visit(text);
+    } catch (const Error& e) {
+      BERTH_FAIL(path, ":", number, ": ", e.what());
+    }
+  };
+  for (; std::getline(in, line); ++number) {
+    if (!jsonl && lines == TextLines::WithEndings) {
+      if (!in.eof()) line += '\n';  // getline stopped at a line break, not at the end of the file
+      visit_line(line);
+      continue;
+    }
     if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     if (!jsonl) {
-      visit(line);
+      visit_line(line);
       continue;
     }
     nlohmann::json object;
@@ -50,21 +65,24 @@ void for_each_training_text(const std::string& path, const std::function<void(st
         ": expected an object with a string \"text\", found ", object.dump().substr(0, 80),
         ". Fix: write each document as {\"text\": \"...\"}, or pass a plain text file (one document per "
         "line)");
-    visit(object["text"].get_ref<const std::string&>());
+    visit_line(object["text"].get_ref<const std::string&>());
   }
   BERTH_CHECK(!in.bad(), path, ": reading failed. Fix: check the file");
 }
 
 std::unordered_map<std::string, uint64_t> count_training_words(const std::vector<std::string>& paths,
-                                                               const WordSplitter& split) {
+                                                               const WordSplitter& split, TextLines lines) {
   std::unordered_map<std::string, uint64_t> counts;
   std::vector<std::string> words;
   for (const std::string& path : paths) {
-    for_each_training_text(path, [&](std::string_view text) {
-      words.clear();
-      split(text, words);
-      for (std::string& word : words) ++counts[std::move(word)];
-    });
+    for_each_training_text(
+        path,
+        [&](std::string_view text) {
+          words.clear();
+          split(text, words);
+          for (std::string& word : words) ++counts[std::move(word)];
+        },
+        lines);
   }
   return counts;
 }

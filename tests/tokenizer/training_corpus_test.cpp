@@ -35,6 +35,29 @@ TEST(TrainingCorpus, PlainTextAndJsonlAreCountedTogether) {
   EXPECT_EQ(counts["end"], 1u);
 }
 
+TEST(TrainingCorpus, WithEndingsGivesEveryLineAsHfTrainReadsFiles) {
+  TempDir dir;
+  auto text = write_file(dir, "a.txt", "\xEF\xBB\xBFthe cat\r\n\n  \nthe dog");
+  auto jsonl = write_file(dir, "b.jsonl", "{\"text\": \"one\\ntwo\"}\n\n");
+  std::vector<std::string> documents;
+  for (const auto& path : {text, jsonl})
+    for_each_training_text(
+        path, [&](std::string_view document) { documents.emplace_back(document); }, TextLines::WithEndings);
+  EXPECT_EQ(documents,
+            (std::vector<std::string>{"\xEF\xBB\xBFthe cat\r\n", "\n", "  \n", "the dog", "one\ntwo"}));
+}
+
+TEST(TrainingCorpus, AWordSplitterErrorNamesTheFileAndLine) {
+  TempDir dir;
+  auto text = write_file(dir, "c.txt", "fine\nbad \xFF\n");
+  expect_contains(error_text([&] {
+                    count_training_words({text}, [](std::string_view document, std::vector<std::string>&) {
+                      BERTH_CHECK(document.find('\xFF') == std::string_view::npos, "not UTF-8");
+                    });
+                  }),
+                  {"c.txt:2: not UTF-8"});
+}
+
 TEST(TrainingCorpus, BadJsonlNamesTheLine) {
   TempDir dir;
   auto bad = write_file(dir, "c.jsonl", "{\"text\": \"ok\"}\n{\"body\": \"x\"}\n");

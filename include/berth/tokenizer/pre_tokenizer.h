@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "berth/tokenizer/aligned_text.h"
+#include "berth/tokenizer/byte_level.h"  // byte_char
 
 namespace berth::tokenizer {
 
@@ -30,8 +31,5 @@ class PreTokenizer {
   // byte-level mapping, a prepended marker) as long as the pieces follow it.
   virtual void split(PieceText& pieces) const = 0;
 };
-
-// GPT-2's byte-to-character table (HF's bytes_char): byte b is the code point byte_char(b).
-char32_t byte_char(unsigned char byte);
 
 }  // namespace berth::tokenizer

@@ -1,6 +1,5 @@
 // Training a WordPiece vocabulary from word counts, as HF tokenizers' WordPieceTrainer does (BPE merges with
-// a
-// "##" continuing-subword prefix, whose vocabulary becomes the WordPiece vocab).
+// a "##" continuing-subword prefix, whose vocabulary becomes the WordPiece vocab; see bpe_trainer.h).
 #pragma once
 
 #include <cstddef>
@@ -32,9 +31,7 @@ struct WordPieceTrainerOptions {
 // tokens, then one token per merge. Deterministic: the result does not depend on the map's iteration order.
 // Words must be valid UTF-8 (berth::Error otherwise).
 //
-// The merge loop follows HF's BpeTrainer: the pair with the highest count is merged, ties going to the lower
-// pair of ids; counts are updated lazily through a priority queue whose entries each carry the words they
-// were computed for, and a merge applies to those words.
+// The merge loop is train_bpe's (HF's BpeTrainer), with the "##" prefix.
 std::vector<std::string> train_wordpiece(const std::unordered_map<std::string, uint64_t>& word_counts,
                                          const WordPieceTrainerOptions& options = {});
 
