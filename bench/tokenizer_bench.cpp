@@ -1,8 +1,8 @@
 // berth's tokenizer vs HF tokenizers (Rust) on every SpamAssassin email, in the same run: MB/s on one thread
 // and on all threads, the ratios, and whether berth's ids and offsets equal Rust's for every email.
 // usage: tokenizer_bench [REPS] [TOKENIZER_DIR]   (BERTH_CACHE_DIR locates the npm packages; the default
-// tokenizer is tests/fixtures/bert-base-uncased, through the WordPiece fast path; any other tokenizer.json
-// runs through the pipeline, e.g. build/tests/goldens/hf_tokenizers/llama3)
+// tokenizer is tests/fixtures/bert-base-uncased; any tokenizer directory works, e.g.
+// build/tests/goldens/hf_tokenizers/llama3)
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -131,15 +131,8 @@ int main(int argc, char** argv) {
 
   std::function<std::vector<Encoding>(size_t threads)> encode;
   const auto load_start = std::chrono::steady_clock::now();
-  if (berth::tokenizer::is_bert_wordpiece_dir(bert)) {
-    auto wordpiece =
-        std::make_shared<berth::tokenizer::WordPieceTokenizer>(berth::tokenizer::load_tokenizer(bert));
-    encode = [wordpiece, &inputs](size_t threads) { return wordpiece->encode_batch(inputs, true, threads); };
-  } else {
-    auto pipeline =
-        std::make_shared<berth::tokenizer::Tokenizer>(berth::tokenizer::load_pipeline_tokenizer(bert));
-    encode = [pipeline, &inputs](size_t threads) { return pipeline->encode_batch(inputs, true, threads); };
-  }
+  auto tokenizer = std::make_shared<berth::tokenizer::Tokenizer>(berth::tokenizer::load_tokenizer(bert));
+  encode = [tokenizer, &inputs](size_t threads) { return tokenizer->encode_batch(inputs, true, threads); };
   std::printf("%s: berth loads it in %.3f s, HF tokenizers (Rust) in %.3f s\n", bert.c_str(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count(),
               rust1.load_seconds);

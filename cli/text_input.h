@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "berth/tokenizer/wordpiece_tokenizer.h"
+#include "berth/tokenizer/encode_options.h"
 
 namespace berth::cli {
 

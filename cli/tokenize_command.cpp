@@ -26,37 +26,14 @@ struct TokenizeOptions {
   bool no_special_tokens = false;
 };
 
-// The pad token's text: WordPiece's special tokens, or tokenizer_config.json's pad_token.
-std::string pad_token(const TokenizeOptions&, const tokenizer::WordPieceTokenizer& t) {
-  return t.special_tokens().pad;
-}
-std::string pad_token(const TokenizeOptions& options, const tokenizer::Tokenizer& t) {
-  BERTH_CHECK(
-      t.pad_token, "--padding needs a pad token, and ", options.tokenizer,
-      "/tokenizer_config.json names none (pad_token). Fix: add \"pad_token\" there, or leave out --padding");
-  return *t.pad_token;
-}
-
-int64_t token_id(const tokenizer::WordPieceTokenizer& t, const std::string& token) {
-  return t.token_id(token);
-}
-int64_t token_id(const tokenizer::Tokenizer& t, const std::string& token) {
-  const auto id = t.token_to_id(token);
-  BERTH_CHECK(id, "the pad token ", token,
-              " is not in the tokenizer's vocabulary. Fix: set pad_token to one of its tokens");
-  return *id;
-}
-
-template <typename T>
-size_t length_for(const TokenizeOptions& options, const T& t, const char* what) {
+size_t length_for(const TokenizeOptions& options, const tokenizer::Tokenizer& t, const char* what) {
   if (options.max_length > 0) return options.max_length;
   BERTH_CHECK(t.model_max_length, what, " needs a length, and ", options.tokenizer,
               "/tokenizer_config.json has no model_max_length. Fix: pass --max-length N");
   return *t.model_max_length;
 }
 
-template <typename T>
-void configure(const TokenizeOptions& options, T& t) {
+void configure(const TokenizeOptions& options, tokenizer::Tokenizer& t) {
   using tokenizer::TruncationStrategy;
   if (!options.truncation.empty()) {
     tokenizer::TruncationOptions truncation;
@@ -71,8 +48,11 @@ void configure(const TokenizeOptions& options, T& t) {
   if (!options.padding.empty()) {
     tokenizer::PaddingOptions padding;
     if (t.padding()) padding = *t.padding();  // keep tokenizer.json's pad id and direction
-    padding.pad_token = pad_token(options, t);
-    padding.pad_id = token_id(t, padding.pad_token);
+    BERTH_CHECK(t.special_tokens.pad, "--padding needs a pad token, and ", options.tokenizer,
+                "/tokenizer_config.json names none (pad_token). Fix: add \"pad_token\" there, or leave out "
+                "--padding");
+    padding.pad_token = *t.special_tokens.pad;
+    padding.pad_id = t.pad_token_id();
     padding.strategy = options.padding == "max_length" ? tokenizer::PaddingStrategy::MaxLength
                                                        : tokenizer::PaddingStrategy::Longest;
     if (padding.strategy == tokenizer::PaddingStrategy::MaxLength)
@@ -93,8 +73,8 @@ void write_line(std::ostream& out, const tokenizer::Encoding& e) {
   out << line.dump() << '\n';
 }
 
-template <typename T>
-int tokenize_with(const TokenizeOptions& options, T& t) {
+int run(const TokenizeOptions& options) {
+  tokenizer::Tokenizer t = tokenizer::load_tokenizer(options.tokenizer);
   configure(options, t);
   std::vector<TextInputLine> lines = read_text_inputs(options.input);
   std::vector<tokenizer::EncodeInput> inputs = encode_inputs(lines);
@@ -126,16 +106,6 @@ int tokenize_with(const TokenizeOptions& options, T& t) {
     for (const auto& e : encodings) write_line(out, e);
   });
   return 0;
-}
-
-// BERT's WordPiece through its fast path; any other tokenizer.json through the pipeline.
-int run(const TokenizeOptions& options) {
-  if (tokenizer::is_bert_wordpiece_dir(options.tokenizer)) {
-    tokenizer::WordPieceTokenizer t = tokenizer::load_tokenizer(options.tokenizer);
-    return tokenize_with(options, t);
-  }
-  tokenizer::Tokenizer t = tokenizer::load_pipeline_tokenizer(options.tokenizer);
-  return tokenize_with(options, t);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ struct EvalCommandOptions {
 };
 
 int run_eval(const EvalCommandOptions& options) {
-  const tokenizer::WordPieceTokenizer tokenizer = tokenizer::load_tokenizer(options.model);
+  const tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(options.model);
   auto loaded = load_task_model(options.model);
   BERTH_CHECK(loaded.report.missing.empty(), "eval: ", options.model,
               " is not a fine-tuned classifier (it lacks ", loaded.report.missing.front(),

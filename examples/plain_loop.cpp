@@ -92,7 +92,7 @@ int main(int argc, char** argv) try {
   berth::data::DataLoaderOptions loader_options;
   loader_options.batch_size = 8;
   loader_options.shuffle = true;
-  loader_options.pad_token_id = tokenizer.token_id(tokenizer.special_tokens().pad);
+  loader_options.pad_token_id = tokenizer.pad_token_id();
   berth::data::DataLoader loader(dataset, loader_options);
 
   model->train();

@@ -1,4 +1,4 @@
-// Tokenising a labelled text dataset for training: a TextDataset through a WordPieceTokenizer.
+// Tokenising a labelled text dataset for training: a TextDataset through the Tokenizer.
 #include "berth/data/encode_text_dataset.h"
 
 #include <ATen/ATen.h>
@@ -37,9 +37,9 @@ at::Tensor label_tensor(const TextDataset& dataset) {
 }  // namespace
 
 TokenizedDataset encode_text_dataset(const TextDataset& dataset,
-                                     const tokenizer::WordPieceTokenizer& tokenizer,
+                                     const tokenizer::Tokenizer& tokenizer,
                                      const EncodeTextOptions& options) {
-  tokenizer::WordPieceTokenizer truncating = tokenizer;
+  tokenizer::Tokenizer truncating = tokenizer;
   tokenizer::TruncationOptions truncation;
   truncation.max_length = options.max_length;
   truncation.keep_head = options.keep_head;

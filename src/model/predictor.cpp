@@ -34,7 +34,7 @@ at::Tensor stack_field(const std::vector<tokenizer::Encoding>& encodings,
 
 }  // namespace
 
-Predictor::Predictor(std::shared_ptr<TaskModel> model, tokenizer::WordPieceTokenizer tokenizer,
+Predictor::Predictor(std::shared_ptr<TaskModel> model, tokenizer::Tokenizer tokenizer,
                      LoadReport report, c10::Device device, size_t batch_size)
     : model_(std::move(model)),
       info_(model_->info()),
@@ -48,7 +48,7 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
   c10::Device device = resolve_device(parse_device(options.device), query_cuda());
   BERTH_CHECK(device.type() != c10::kMeta,
               "predict: the meta device holds no data, so nothing can be computed on it; use cpu or cuda");
-  tokenizer::WordPieceTokenizer tokenizer = tokenizer::load_tokenizer(dir);
+  tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(dir);
   Pretrained<std::shared_ptr<TaskModel>> loaded = load_task_model(dir);
   BERTH_CHECK(
       loaded.report.missing.empty() && loaded.report.mismatched.empty(), "predict: ", dir,
@@ -76,8 +76,8 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
   tokenizer.set_truncation(truncation);
   tokenizer::PaddingOptions padding;
   padding.strategy = tokenizer::PaddingStrategy::Longest;
-  padding.pad_id = tokenizer.token_id(tokenizer.special_tokens().pad);
-  padding.pad_token = tokenizer.special_tokens().pad;
+  padding.pad_id = tokenizer.pad_token_id();
+  padding.pad_token = *tokenizer.special_tokens.pad;
   tokenizer.set_padding(padding);
   return Predictor(std::move(model), std::move(tokenizer), std::move(loaded.report), device,
                    options.batch_size);

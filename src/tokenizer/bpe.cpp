@@ -333,6 +333,6 @@ std::string Bpe::id_to_token(int64_t id) const {
                                                                      : std::string();
 }
 
-size_t Bpe::vocab_size() const { return tables_->vocab.size(); }
+size_t Bpe::vocab_size() const { return tables_->tokens.size(); }
 
 }  // namespace berth::tokenizer

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "berth/tokenizer/pre_tokenizer.h"
+#include "encoding_ops.h"
 #include "json_fields.h"
 #include "pipeline_json.h"
 #include "unicode_props.h"
@@ -13,33 +14,12 @@
 namespace berth::tokenizer {
 namespace {
 
-void append(Encoding& out, const Encoding& part) {
-  out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
-  out.type_ids.insert(out.type_ids.end(), part.type_ids.begin(), part.type_ids.end());
-  out.attention_mask.insert(out.attention_mask.end(), part.attention_mask.begin(), part.attention_mask.end());
-  out.special_tokens_mask.insert(out.special_tokens_mask.end(), part.special_tokens_mask.begin(),
-                                 part.special_tokens_mask.end());
-  out.offsets.insert(out.offsets.end(), part.offsets.begin(), part.offsets.end());
-  out.sequence_ids.insert(out.sequence_ids.end(), part.sequence_ids.begin(), part.sequence_ids.end());
-}
-
-Encoding special(const std::vector<int64_t>& ids, int64_t type_id) {
-  Encoding e;
-  for (int64_t id : ids) {
-    e.ids.push_back(id);
-    e.type_ids.push_back(type_id);
-    e.attention_mask.push_back(1);
-    e.special_tokens_mask.push_back(1);
-    e.offsets.emplace_back(0, 0);
-    e.sequence_ids.push_back(-1);
-  }
-  return e;
-}
-
-void set_sequence_ids(std::vector<Encoding>& encodings) {
-  if (encodings.size() < 2) return;
-  for (size_t i = 0; i < encodings.size(); ++i)
-    encodings[i].sequence_ids.assign(encodings[i].ids.size(), static_cast<int8_t>(i));
+// before, e, after concatenated as HF's merge does (e's overflowing windows each wrapped the same way).
+Encoding wrap(const std::vector<int64_t>& before, Encoding e, const std::vector<int64_t>& after, int64_t type_id) {
+  Encoding out = special_encoding(before, type_id);
+  merge_encodings(out, std::move(e));
+  merge_encodings(out, special_encoding(after, type_id));
+  return out;
 }
 
 // HF's byte-level process_offsets: leading and trailing spaces (Ġ or whitespace) leave each token's offsets,
@@ -66,6 +46,12 @@ void trim_offsets(Encoding& e, bool add_prefix_space, const TokenText& token_tex
   }
 }
 
+// trim_offsets on e and each of its overflowing windows.
+void trim_with_windows(Encoding& e, bool add_prefix_space, const TokenText& token_text) {
+  trim_offsets(e, add_prefix_space, token_text);
+  for (Encoding& o : e.overflowing) trim_offsets(o, add_prefix_space, token_text);
+}
+
 class ByteLevelProcessor : public PostProcessor {
  public:
   ByteLevelProcessor(bool trim, bool add_prefix_space, TokenText token_text)
@@ -73,8 +59,7 @@ class ByteLevelProcessor : public PostProcessor {
   size_t added_tokens(bool) const override { return 0; }
   void process_encodings(std::vector<Encoding>& encodings, bool) const override {
     if (trim_)
-      for (Encoding& e : encodings) trim_offsets(e, add_prefix_space_, token_text_);
-    set_sequence_ids(encodings);
+      for (Encoding& e : encodings) trim_with_windows(e, add_prefix_space_, token_text_);
   }
 
  private:
@@ -96,18 +81,19 @@ class ClsSepProcessor : public PostProcessor {
   size_t added_tokens(bool pair) const override { return pair ? (roberta_ ? 4 : 3) : 2; }
   void process_encodings(std::vector<Encoding>& encodings, bool add_special_tokens) const override {
     if (roberta_ && trim_)
-      for (Encoding& e : encodings) trim_offsets(e, add_prefix_space_, token_text_);
-    set_sequence_ids(encodings);
+      for (Encoding& e : encodings) trim_with_windows(e, add_prefix_space_, token_text_);
     if (roberta_)  // RoBERTa has no second segment, with or without its special tokens
       for (Encoding& e : encodings) e.type_ids.assign(e.ids.size(), 0);
     if (!add_special_tokens) return;
     for (size_t i = 0; i < encodings.size(); ++i) {
       Encoding& e = encodings[i];
-      const int64_t type = roberta_ ? 0 : (i == 0 ? 0 : 1);
-      Encoding out = i == 0 ? special({cls_}, 0) : (roberta_ ? special({sep_}, 0) : Encoding());
-      append(out, e);
-      append(out, special({sep_}, type));
-      e = std::move(out);
+      if (roberta_)  // and its windows too, once they get special tokens
+        for (Encoding& o : e.overflowing) o.type_ids.assign(o.ids.size(), 0);
+      const int64_t type = roberta_ || i == 0 ? 0 : 1;
+      std::vector<int64_t> before;
+      if (i == 0) before = {cls_};
+      if (i > 0 && roberta_) before = {sep_};
+      e = wrap(before, std::move(e), {sep_}, type);
     }
   }
 
@@ -136,13 +122,13 @@ class TemplateProcessor : public PostProcessor {
     std::vector<Encoding> out;
     for (const TemplatePart& p : encodings.size() > 1 ? pair_ : single_) {
       if (p.sequence < 0) {
-        if (add_special_tokens) out.push_back(special(p.ids, p.type_id));
+        if (add_special_tokens) out.push_back(special_encoding(p.ids, p.type_id));
         continue;
       }
       BERTH_BUG(static_cast<size_t>(p.sequence) < encodings.size(), "a template names a missing sequence");
       Encoding e = encodings[static_cast<size_t>(p.sequence)];
-      e.type_ids.assign(e.ids.size(), p.type_id);
-      e.sequence_ids.assign(e.ids.size(), static_cast<int8_t>(p.sequence));
+      e.type_ids.assign(e.ids.size(), p.type_id);  // HF leaves the overflowing windows' type ids alone
+      set_sequence_id(e, static_cast<int8_t>(p.sequence));
       out.push_back(std::move(e));
     }
     encodings = std::move(out);
@@ -249,13 +235,14 @@ Encoding post_process(const PostProcessor* processor, Encoding first, std::optio
   std::vector<Encoding> encodings;
   encodings.push_back(std::move(first));
   if (second) encodings.push_back(std::move(*second));
-  if (processor) {
-    processor->process_encodings(encodings, add_special_tokens);
-  } else {
-    set_sequence_ids(encodings);
+  if (!processor && encodings.size() == 1) return std::move(encodings.front());
+  for (size_t i = 0; i < encodings.size(); ++i) {
+    set_sequence_id(encodings[i], static_cast<int8_t>(i));
+    if (processor) encodings[i].type_ids.assign(encodings[i].ids.size(), static_cast<int64_t>(i));
   }
+  if (processor) processor->process_encodings(encodings, add_special_tokens);
   Encoding out;
-  for (const Encoding& e : encodings) append(out, e);
+  for (Encoding& e : encodings) merge_encodings(out, std::move(e));
   return out;
 }
 

@@ -87,7 +87,7 @@ class WordLevel : public TokenModel {
   std::string id_to_token(int64_t id) const override {
     return id >= 0 && static_cast<size_t>(id) < tokens_.size() ? tokens_[static_cast<size_t>(id)] : "";
   }
-  size_t vocab_size() const override { return vocab_.size(); }
+  size_t vocab_size() const override { return tokens_.size(); }
 
  private:
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> vocab_;

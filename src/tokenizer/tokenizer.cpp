@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "added_vocabulary.h"
+#include "encoding_ops.h"
 #include "berth/tokenizer/decoder.h"
 #include "berth/tokenizer/normalizer.h"
 #include "berth/tokenizer/post_processor.h"
@@ -22,6 +23,7 @@
 namespace berth::tokenizer {
 
 struct Tokenizer::Pipeline {
+  std::string json_text;
   std::string model_type;
   std::unique_ptr<Normalizer> normalizer;
   std::unique_ptr<PreTokenizer> pre_tokenizer;
@@ -79,29 +81,6 @@ std::optional<PaddingOptions> parse_padding(const nlohmann::json& json, const st
   return p;
 }
 
-// Keeps `length` tokens of a sequence, dropping from `options.direction` (or the middle, with keep_head).
-void truncate(Encoding& e, size_t length, const TruncationOptions& options) {
-  if (length >= e.size()) return;
-  std::vector<size_t> keep;
-  keep.reserve(length);
-  if (options.keep_head) {
-    const size_t head = std::min(*options.keep_head, length);
-    for (size_t i = 0; i < head; ++i) keep.push_back(i);
-    for (size_t i = e.size() - (length - head); i < e.size(); ++i) keep.push_back(i);
-  } else {
-    const size_t from = options.direction == Side::Right ? 0 : e.size() - length;
-    for (size_t i = from; i < from + length; ++i) keep.push_back(i);
-  }
-  const auto pick = [&](auto& v) {
-    std::remove_reference_t<decltype(v)> out;
-    out.reserve(keep.size());
-    for (size_t i : keep) out.push_back(v[i]);
-    v = std::move(out);
-  };
-  pick(e.ids), pick(e.type_ids), pick(e.attention_mask), pick(e.special_tokens_mask), pick(e.offsets);
-  pick(e.sequence_ids);
-}
-
 }  // namespace
 
 Tokenizer::Tokenizer(std::shared_ptr<const Pipeline> pipeline) : pipeline_(std::move(pipeline)) {}
@@ -120,8 +99,12 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
 }
 
 Tokenizer Tokenizer::from_json_text(const std::string& text, const std::string& source) {
-  TokenizerJson json = read_tokenizer_json(text, source);
+  return from_parsed(read_tokenizer_json(text, source), text, source);
+}
+
+Tokenizer Tokenizer::from_parsed(TokenizerJson json, std::string text, const std::string& source) {
   auto pipeline = std::make_shared<Pipeline>();
+  pipeline->json_text = std::move(text);
   try {
     const JsonFields root(json.root, "tokenizer.json");
     const auto at = [&](const char* key) -> const nlohmann::json& {
@@ -234,8 +217,8 @@ Encoding Tokenizer::encode(std::string_view text, std::optional<std::string_view
     const KeptLengths kept =
         kept_lengths(first.size(), second ? std::optional<size_t>(second->size()) : std::nullopt, max_length,
                      truncation_->strategy);
-    truncate(first, kept.first, *truncation_);
-    if (second) truncate(*second, kept.second, *truncation_);
+    truncate_encoding(first, kept.first, *truncation_);
+    if (second) truncate_encoding(*second, kept.second, *truncation_);
   }
   Encoding out =
       post_process(pipeline_->post_processor.get(), std::move(first), std::move(second), add_special_tokens);
@@ -289,6 +272,34 @@ std::string Tokenizer::id_to_token(int64_t id) const {
   const auto added = pipeline_->added_by_id.find(id);
   return added != pipeline_->added_by_id.end() ? added->second : pipeline_->model->id_to_token(id);
 }
+
+int64_t Tokenizer::token_id(std::string_view token) const {
+  const std::optional<int64_t> id = token_to_id(token);
+  BERTH_CHECK(id, "the tokenizer has no token \"", token,
+              "\". Fix: use a token of its vocabulary or added tokens (tokenizer.json), or set the special ",
+              "token in tokenizer_config.json to one it has");
+  return *id;
+}
+
+int64_t Tokenizer::pad_token_id() const {
+  BERTH_CHECK(special_tokens.pad, "the tokenizer has no pad token, which batches of different lengths need. ",
+              "Fix: set \"pad_token\" in its tokenizer_config.json (decoder models often use their eos token)");
+  return token_id(*special_tokens.pad);
+}
+
+size_t Tokenizer::vocab_size() const {
+  size_t size = pipeline_->model->vocab_size();
+  for (const auto& [id, content] : pipeline_->added_by_id) size = std::max(size, static_cast<size_t>(id) + 1);
+  return size;
+}
+
+std::vector<std::string> Tokenizer::model_tokens() const {
+  std::vector<std::string> out(pipeline_->model->vocab_size());
+  for (size_t id = 0; id < out.size(); ++id) out[id] = pipeline_->model->id_to_token(static_cast<int64_t>(id));
+  return out;
+}
+
+const std::string& Tokenizer::json_text() const { return pipeline_->json_text; }
 
 const std::string& Tokenizer::model_type() const { return pipeline_->model_type; }
 

@@ -101,15 +101,6 @@ void write_wordpiece_files(const std::string& dir, const std::vector<std::string
   const auto has = [&](const char* token) {
     return std::find(vocab.begin(), vocab.end(), token) != vocab.end();
   };
-  if (has("[UNK]") && has("[SEP]") && has("[PAD]") && has("[CLS]") && has("[MASK]")) {
-    // BERT's usual specials: write all three files (tokenizer.json too) exactly as a loaded tokenizer saves.
-    BertNormalizerOptions normalizer;
-    normalizer.lowercase = lowercase;
-    WordPieceTokenizer tokenizer = WordPieceTokenizer::bert(WordPiece(vocab), normalizer);
-    tokenizer.model_max_length = static_cast<size_t>(model_max_length);
-    save_tokenizer(tokenizer, dir);
-    return;
-  }
   write_file_atomically(dir + "/vocab.txt", [&](std::ostream& out) {
     for (const std::string& token : vocab) out << token << '\n';
   });
@@ -128,6 +119,9 @@ void write_wordpiece_files(const std::string& dir, const std::vector<std::string
   }
   write_file_atomically(dir + "/tokenizer_config.json",
                         [&](std::ostream& out) { out << config.dump(2) << '\n'; });
+  // BERT's usual specials: tokenizer.json too, as transformers would build it from these two files.
+  if (has("[UNK]") && has("[SEP]") && has("[PAD]") && has("[CLS]") && has("[MASK]"))
+    save_tokenizer(load_tokenizer(dir), dir);
 }
 
 }  // namespace berth::tokenizer

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "berth/tokenizer/wordpiece_tokenizer.h"
+#include "berth/tokenizer/encode_options.h"
 
 namespace berth::tokenizer {
 

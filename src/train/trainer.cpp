@@ -302,7 +302,7 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   loader_options.rank = static_cast<size_t>(gradient_sync_->rank());
   loader_options.world_size = static_cast<size_t>(gradient_sync_->world_size());
   loader_options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
-  if (tokenizer_) loader_options.pad_token_id = tokenizer_->token_id(tokenizer_->special_tokens().pad);
+  if (tokenizer_) loader_options.pad_token_id = tokenizer_->pad_token_id();
   run.loader = std::make_unique<data::DataLoader>(*train_dataset_, loader_options);
   BERTH_CHECK(run.loader->size() > 0, "Trainer::train: ", train_dataset_->size(),
               " training examples make no batch of ", args_.per_device_train_batch_size,

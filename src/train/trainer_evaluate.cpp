@@ -43,7 +43,7 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
   options.rank = static_cast<size_t>(comm().rank());
   options.world_size = static_cast<size_t>(comm().world_size());
-  if (tokenizer_) options.pad_token_id = tokenizer_->token_id(tokenizer_->special_tokens().pad);
+  if (tokenizer_) options.pad_token_id = tokenizer_->pad_token_id();
   data::DistributedSamplerOptions share;
   share.rank = options.rank;
   share.world_size = options.world_size;

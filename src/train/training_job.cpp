@@ -112,18 +112,18 @@ BertConfig apply_config_overrides(const BertConfig& config, const std::string& o
 }
 
 // A preset's config for this tokenizer and these labels.
-BertConfig preset_config(const TrainingJobOptions& options, const tokenizer::WordPieceTokenizer& tokenizer,
+BertConfig preset_config(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
                          const data::LoadedDatasets& data) {
   BertConfig config = apply_config_overrides(
-      bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.model().size())),
+      bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
       options.config_overrides);
   config.set_labels(data.label_map.labels());
   config.problem_type = data::to_string(data.problem_type);
-  config.pad_token_id = tokenizer.token_id(tokenizer.special_tokens().pad);
+  config.pad_token_id = tokenizer.pad_token_id();
   return config;
 }
 
-EncodedData encode_data(data::LoadedDatasets text, const tokenizer::WordPieceTokenizer& tokenizer,
+EncodedData encode_data(data::LoadedDatasets text, const tokenizer::Tokenizer& tokenizer,
                         const data::EncodeTextOptions& encoding, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   auto encode =
@@ -227,7 +227,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   if (!plan->sharding.empty()) out << "sharding: " << plan->sharding << "\n";
   resume_after_restart(args, env, out);
 
-  const tokenizer::WordPieceTokenizer tokenizer =
+  const tokenizer::Tokenizer tokenizer =
       tokenizer::load_tokenizer(options.tokenizer.empty() ? options.model : options.tokenizer);
   // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does).
   data::LoadedDatasets text = data::load_datasets(options.data, std::nullopt);

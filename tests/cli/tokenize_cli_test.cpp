@@ -111,7 +111,7 @@ TEST_F(TokenizeCli, AnyTokenizerJsonRunsThroughThePipeline) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   auto lines = lines_of(run.output);
   ASSERT_EQ(lines.size(), 3u);
-  const auto t = berth::tokenizer::load_pipeline_tokenizer(llama3);
+  const auto t = berth::tokenizer::load_tokenizer(llama3);
   EXPECT_EQ(lines[0]["input_ids"].get<std::vector<int64_t>>(), t.encode("Hello, world!").ids);
   EXPECT_EQ(lines[1]["input_ids"].get<std::vector<int64_t>>(),
             t.encode("How old are you?", std::string_view("I'm 6 years old")).ids);

@@ -5,6 +5,7 @@
 # pipelines built here from the other components (BERT_DIR's vocabulary, Llama 2's BPE).
 # usage: python hf_tokenizer_goldens.py NODE_MODULES CASES.jsonl OUT_DIR BERT_DIR
 # OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl and emails.jsonl what HF computes.
+import contextlib
 import json
 import os
 import sys
@@ -99,23 +100,44 @@ families = {
 
 
 def result(encoding):
-    return {
+    out = {
         "ids": encoding.ids,
         "type_ids": encoding.type_ids,
         "attention_mask": encoding.attention_mask,
         "special_tokens_mask": encoding.special_tokens_mask,
         "offsets": [list(o) for o in encoding.offsets],
     }
+    if encoding.overflowing:
+        out["overflowing"] = [result(o) for o in encoding.overflowing]
+    return out
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    # HF panics (in Rust) on some stride settings and prints each panic to stderr: keep the build log readable.
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def encode(tokenizer, case, add_special_tokens):
+    with quiet_stderr():
+        return encode_loudly(tokenizer, case, add_special_tokens)
+
+
+def encode_loudly(tokenizer, case, add_special_tokens):
     try:
         pair = case.get("text_pair")
         encoding = tokenizer.encode(case["text"], pair, add_special_tokens=add_special_tokens)
         # decode of the ids, both ways: what berth's decode must give back
         return {**result(encoding), "decoded": tokenizer.decode(encoding.ids, skip_special_tokens=True),
                 "decoded_with_special": tokenizer.decode(encoding.ids, skip_special_tokens=False)}
-    except Exception as error:  # HF refuses some truncations; berth must refuse them too
+    except BaseException as error:  # HF refuses (or panics on) some truncations; berth must refuse them too
         return {"error": str(error)}
 
 
@@ -130,8 +152,12 @@ def emails():
     return out
 
 
+# The last three return overflowing windows (stride), the last one where HF panics for some pairs.
 truncations = [None, {"max_length": 12, "strategy": "longest_first", "direction": "right"},
-               {"max_length": 12, "strategy": "only_first", "direction": "left"}]
+               {"max_length": 12, "strategy": "only_first", "direction": "left"},
+               {"max_length": 12, "stride": 3, "strategy": "longest_first", "direction": "right"},
+               {"max_length": 10, "stride": 2, "strategy": "only_second", "direction": "left"},
+               {"max_length": 7, "stride": 4, "strategy": "longest_first", "direction": "left"}]
 mail = emails()
 for name, make in families.items():
     directory = os.path.join(out_dir, name)

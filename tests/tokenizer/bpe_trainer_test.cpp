@@ -106,7 +106,7 @@ TEST(BpeTrainer, WritesTheTokenizerJsonHfSavesAndEncodesAsHf) {
     EXPECT_EQ(read_json(dir.file("out/tokenizer.json")), read_json(hf_dir + "/tokenizer.json")) << name;
 
     // berth's pipeline reads the directory and encodes held-out emails as HF does.
-    const Tokenizer tokenizer = load_pipeline_tokenizer(dir.file("out"));
+    const Tokenizer tokenizer = load_tokenizer(dir.file("out"));
     EXPECT_EQ(tokenizer.model_max_length, 512u);
     const auto goldens = berth::testing::read_jsonl(hf_dir + "/encodings.jsonl");
     EXPECT_GE(goldens.size(), 40u);

@@ -1,5 +1,5 @@
-// Tokenizer directories: HF's bert-base-uncased files, vocab.txt-only directories, refusals of what berth
-// does not implement, and save -> load round trips that keep HF's tokenizer.json content.
+// Tokenizer directories: HF's bert-base-uncased files, vocab.txt-only directories, tokenizer_config.json
+// applied as transformers applies it, what berth says of broken files, and save -> load round trips.
 #include "berth/tokenizer/tokenizer_files.h"
 
 #include <gtest/gtest.h>
@@ -13,11 +13,18 @@
 namespace {
 
 using namespace berth::tokenizer;
+using berth::testing::error_text;
+using berth::testing::expect_contains;
 using nlohmann::json;
 
 json read(const std::string& path) {
   std::ifstream in(path);
   return json::parse(in);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 void write(const std::string& path, const std::string& text) {
@@ -28,17 +35,21 @@ const char* kSample = "Hello, Caf\xC3\xA9 [MASK] \xE4\xB8\xAD\xE6\x96\x87 unaffa
 
 TEST(TokenizerFiles, JsonAndVocabTxtGiveTheSameTokenizer) {
   const std::string dir = berth::testing::bert_base_uncased_dir();
-  WordPieceTokenizer from_json = load_tokenizer(dir);
+  const Tokenizer from_json = load_tokenizer(dir);
   berth::testing::TempDir vocab_only;
   std::filesystem::copy_file(dir + "/vocab.txt", vocab_only.file("vocab.txt"));
   std::filesystem::copy_file(dir + "/tokenizer_config.json", vocab_only.file("tokenizer_config.json"));
-  WordPieceTokenizer from_vocab = load_tokenizer(vocab_only.path().string());
-  Encoding a = from_json.encode(kSample, std::string_view("pair text"));
-  Encoding b = from_vocab.encode(kSample, std::string_view("pair text"));
+  const Tokenizer from_vocab = load_tokenizer(vocab_only.path().string());
+  const Encoding a = from_json.encode(kSample, std::string_view("pair text"));
+  const Encoding b = from_vocab.encode(kSample, std::string_view("pair text"));
   EXPECT_EQ(a.ids, b.ids);
+  EXPECT_EQ(a.type_ids, b.type_ids);
   EXPECT_EQ(a.offsets, b.offsets);
-  EXPECT_EQ(from_json.token_id("[PAD]"), 0);
+  EXPECT_EQ(from_json.pad_token_id(), 0);  // BertTokenizerFast's defaults for the roles
   EXPECT_EQ(from_vocab.token_id("[CLS]"), 101);
+  EXPECT_EQ(from_json.special_tokens.mask, "[MASK]");
+  EXPECT_EQ(from_json.vocab_size(), 30522u);
+  EXPECT_EQ(from_json.model_type(), "WordPiece");
 }
 
 TEST(TokenizerFiles, ConfigSettingsAndSpecialTokenTextsAreRead) {
@@ -47,79 +58,101 @@ TEST(TokenizerFiles, ConfigSettingsAndSpecialTokenTextsAreRead) {
   write(dir.file("tokenizer_config.json"),
         R"({"do_lower_case": false, "model_max_length": 128, "unk_token": "<unk>", "cls_token": "<cls>",
             "sep_token": {"content": "<sep>", "__type": "AddedToken"}, "pad_token": "<pad>"})");
-  WordPieceTokenizer t = load_tokenizer(dir.path().string());
+  const Tokenizer t = load_tokenizer(dir.path().string());
   EXPECT_EQ(t.model_max_length, 128u);
-  EXPECT_FALSE(t.normalizer().options().lowercase);
+  EXPECT_EQ(t.special_tokens.sep, "<sep>");
+  EXPECT_EQ(t.pad_token_id(), 3);
+  // Cased (do_lower_case false): "Hello" is unknown, "hello" is not.
   EXPECT_EQ(t.encode("hello \xC3\xA9t\xC3\xA9 Hello").ids, (std::vector<int64_t>{1, 4, 5, 0, 2}));
+}
+
+TEST(TokenizerFiles, TheConfigsLowercaseWinsOverTokenizerJson) {
+  // transformers' BertTokenizerFast: tokenizer_config.json's do_lower_case rewrites the BertNormalizer.
+  berth::testing::TempDir dir;
+  std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/tokenizer.json", dir.file("tokenizer.json"));
+  write(dir.file("tokenizer_config.json"), R"({"do_lower_case": false})");
+  const Tokenizer cased = load_tokenizer(dir.path().string());
+  const Tokenizer uncased = load_tokenizer(berth::testing::bert_base_uncased_dir());
+  EXPECT_EQ(cased.encode("Hello", std::nullopt, false).ids, (std::vector<int64_t>{100}));  // [UNK]
+  EXPECT_EQ(uncased.encode("Hello", std::nullopt, false).ids, (std::vector<int64_t>{7592}));
+}
+
+TEST(TokenizerFiles, AddBosAndEosTokensMakeTheTemplate) {
+  berth::testing::TempDir dir;
+  write(dir.file("tokenizer.json"),
+        R"({"model": {"type": "WordLevel", "vocab": {"<s>": 0, "</s>": 1, "a": 2, "b": 3}, "unk_token": "a"},
+            "pre_tokenizer": {"type": "WhitespaceSplit"},
+            "added_tokens": [{"id": 0, "content": "<s>", "special": true}, {"id": 1, "content": "</s>", "special": true}]})");
+  write(dir.file("tokenizer_config.json"),
+        R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true, "add_eos_token": true})");
+  const Tokenizer t = load_tokenizer(dir.path().string());
+  const Encoding single = t.encode("a b");
+  EXPECT_EQ(single.ids, (std::vector<int64_t>{0, 2, 3, 1}));
+  const Encoding pair = t.encode("a", std::string_view("b"));
+  EXPECT_EQ(pair.ids, (std::vector<int64_t>{0, 2, 1, 0, 3, 1}));
+  EXPECT_EQ(pair.type_ids, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+  write(dir.file("tokenizer_config.json"), R"({"eos_token": "</z>", "add_eos_token": true})");
+  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
+                  {"tokenizer_config.json", "\"</z>\" is not a token of tokenizer.json", "Fix:"});
 }
 
 TEST(TokenizerFiles, SpecialTokensAreLookedUpByText) {
   berth::testing::TempDir dir;
   write(dir.file("vocab.txt"), "[UNK]\nhello\n[CLS]\n[SEP]\n");  // no [PAD], no [MASK]: fine until needed
-  WordPieceTokenizer t = load_tokenizer(dir.path().string());
+  const Tokenizer t = load_tokenizer(dir.path().string());
   EXPECT_EQ(t.encode("hello").ids, (std::vector<int64_t>{2, 1, 3}));
+  expect_contains(error_text([&] { t.pad_token_id(); }), {"no token \"[PAD]\"", "Fix:"});
   write(dir.file("vocab.txt"), "[UNK]\nhello\n[SEP]\n");
-  std::string text = berth::testing::error_text([&] { load_tokenizer(dir.path().string()); });
-  berth::testing::expect_contains(text, {"cls token '[CLS]' is not in the vocabulary", "Fix:"});
+  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
+                  {"vocab.txt", "has no \"[CLS]\"", "Fix:"});
 }
 
-TEST(TokenizerFiles, UnsupportedModelOrNormalizerIsNamed) {
+TEST(TokenizerFiles, UnknownComponentsAreNamedWithTheirPath) {
   berth::testing::TempDir dir;
   json j = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
-  j["model"]["type"] = "BPE";
+  j["normalizer"] = {{"type", "Foo"}};
   write(dir.file("tokenizer.json"), j.dump());
-  std::string text = berth::testing::error_text([&] { load_tokenizer(dir.path().string()); });
-  berth::testing::expect_contains(text, {"tokenizer.json", "model type 'BPE' is not supported", "WordPiece"});
-
-  j = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
-  j["normalizer"] = {{"type", "NFKC"}};
-  write(dir.file("tokenizer.json"), j.dump());
-  text = berth::testing::error_text([&] { load_tokenizer(dir.path().string()); });
-  berth::testing::expect_contains(text, {"normalizer type 'NFKC' is not supported", "BertNormalizer"});
-
-  j = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
-  j["added_tokens"][0]["lstrip"] = true;
-  write(dir.file("tokenizer.json"), j.dump());
-  text = berth::testing::error_text([&] { load_tokenizer(dir.path().string()); });
-  berth::testing::expect_contains(text, {"added token '[PAD]' sets lstrip=true", "Fix:"});
+  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
+                  {"tokenizer.json", "normalizer.type", "\"Foo\" is not a normalizer berth knows", "Fix:"});
 }
 
 TEST(TokenizerFiles, BrokenFilesNameTheFile) {
   berth::testing::TempDir dir;
   write(dir.file("tokenizer.json"), "{ not json");
-  berth::testing::expect_contains(berth::testing::error_text([&] { load_tokenizer(dir.path().string()); }),
-                                  {"tokenizer.json", "not valid JSON"});
+  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }), {"tokenizer.json", "not valid JSON"});
+  write(dir.file("tokenizer.json"), read_text(berth::testing::bert_base_uncased_dir() + "/tokenizer.json"));
+  write(dir.file("tokenizer_config.json"), R"({"model_max_length": "long"})");
+  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
+                  {"tokenizer_config.json", "\"model_max_length\" has the wrong type", "Fix:"});
   berth::testing::TempDir empty;
-  berth::testing::expect_contains(berth::testing::error_text([&] { load_tokenizer(empty.path().string()); }),
-                                  {"holds neither tokenizer.json nor vocab.txt", "Fix:"});
-  berth::testing::expect_contains(berth::testing::error_text([&] { load_tokenizer(empty.file("missing")); }),
-                                  {"does not exist"});
+  expect_contains(error_text([&] { load_tokenizer(empty.path().string()); }),
+                  {"holds neither tokenizer.json nor vocab.txt", "Fix:"});
+  expect_contains(error_text([&] { load_tokenizer(empty.file("missing")); }), {"does not exist"});
 }
 
-TEST(TokenizerFiles, SavedTokenizerJsonHasHfContent) {
-  WordPieceTokenizer t = load_tokenizer(berth::testing::bert_base_uncased_dir());
+TEST(TokenizerFiles, SavedFilesKeepHfContent) {
+  const Tokenizer t = load_tokenizer(berth::testing::bert_base_uncased_dir());
   berth::testing::TempDir dir;
   save_tokenizer(t, dir.path().string());
   json saved = read(dir.file("tokenizer.json"));
   json original = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
-  original["model"]["type"] = "WordPiece";  // HF's file leaves it out; berth writes it, as HF now does
-  for (const char* section :
-       {"normalizer", "pre_tokenizer", "post_processor", "model", "truncation", "padding"})
-    EXPECT_TRUE(saved[section] == original[section]) << section << " differs";  // not printed: 30k tokens
-  // Same tokens and flags; HF writes the keys in another order, which JSON objects ignore.
-  EXPECT_EQ(saved["added_tokens"], original["added_tokens"]);
-  std::ifstream a(dir.file("vocab.txt")), b(berth::testing::bert_base_uncased_dir() + "/vocab.txt");
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}),
-            std::string(std::istreambuf_iterator<char>(b), {}));
+  EXPECT_TRUE(saved == original);  // not printed: 30k tokens
+  EXPECT_EQ(read_text(dir.file("vocab.txt")), read_text(berth::testing::bert_base_uncased_dir() + "/vocab.txt"));
+  EXPECT_EQ(read(dir.file("tokenizer_config.json"))["do_lower_case"], true);
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();  // no temporary left
 }
 
 TEST(TokenizerFiles, SaveThenLoadKeepsSettingsAndEncodings) {
-  WordPieceTokenizer t =
-      WordPieceTokenizer::bert(WordPiece::from_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt"),
-                               {true, false, true, false});
-  t.set_truncation(TruncationOptions{12, TruncationStrategy::OnlyFirst, Side::Left});
+  berth::testing::TempDir vocab_only;
+  std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt", vocab_only.file("vocab.txt"));
+  write(vocab_only.file("tokenizer_config.json"), R"({"do_lower_case": true, "strip_accents": false})");
+  Tokenizer t = load_tokenizer(vocab_only.path().string());
+  TruncationOptions truncation;
+  truncation.max_length = 12;
+  truncation.strategy = TruncationStrategy::OnlyFirst;
+  truncation.direction = Side::Left;
+  t.set_truncation(truncation);
   PaddingOptions padding;
   padding.strategy = PaddingStrategy::MaxLength;
   padding.max_length = 16;
@@ -127,16 +160,18 @@ TEST(TokenizerFiles, SaveThenLoadKeepsSettingsAndEncodings) {
   t.model_max_length = 256;
   berth::testing::TempDir dir;
   save_tokenizer(t, dir.path().string());
-  WordPieceTokenizer loaded = load_tokenizer(dir.path().string());
+  const Tokenizer loaded = load_tokenizer(dir.path().string());
   EXPECT_EQ(loaded.model_max_length, 256u);
   ASSERT_TRUE(loaded.truncation() && loaded.padding());
   EXPECT_EQ(loaded.truncation()->strategy, TruncationStrategy::OnlyFirst);
   EXPECT_EQ(loaded.padding()->max_length, 16u);
-  Encoding a = t.encode(kSample, std::string_view("and a pair")),
-           b = loaded.encode(kSample, std::string_view("and a pair"));
+  const Encoding a = t.encode(kSample, std::string_view("and a pair")),
+                 b = loaded.encode(kSample, std::string_view("and a pair"));
   EXPECT_EQ(a.ids, b.ids);
   EXPECT_EQ(a.offsets, b.offsets);
   EXPECT_EQ(a.size(), 16u);
+  // The accents stay (strip_accents false), in the saved tokenizer.json itself too.
+  EXPECT_EQ(read(dir.file("tokenizer.json"))["normalizer"]["strip_accents"], false);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// Tokenising a labelled text dataset for training: a TextDataset through a WordPieceTokenizer.
+// Tokenising a labelled text dataset for training: a TextDataset through the Tokenizer.
 #pragma once
 
 #include "berth/data/text_dataset.h"
 #include "berth/data/tokenized_dataset.h"
-#include "berth/tokenizer/wordpiece_tokenizer.h"
+#include "berth/tokenizer/tokenizer.h"
 
 #include <cstddef>
 #include <optional>
@@ -21,7 +21,7 @@ struct EncodeTextOptions {
 // Each example's text (and text pair) encoded without padding (the DataLoader pads per batch), with the
 // labels as the model takes them: (N,) int64 class ids, (N, L) float 0/1 multi-hot, or (N,) float values.
 TokenizedDataset encode_text_dataset(const TextDataset& dataset,
-                                     const tokenizer::WordPieceTokenizer& tokenizer,
+                                     const tokenizer::Tokenizer& tokenizer,
                                      const EncodeTextOptions& options = {});
 
 }  // namespace berth::data

@@ -10,7 +10,7 @@
 
 #include "berth/model/pretrained.h"
 #include "berth/model/task_model.h"
-#include "berth/tokenizer/wordpiece_tokenizer.h"
+#include "berth/tokenizer/tokenizer.h"
 
 namespace berth {
 
@@ -46,18 +46,18 @@ class Predictor {
 
   const TaskModelInfo& info() const { return info_; }
   const TaskModel& model() const { return *model_; }
-  const tokenizer::WordPieceTokenizer& tokenizer() const { return tokenizer_; }
+  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
   const LoadReport& load_report() const { return report_; }
   c10::Device device() const { return device_; }
   const std::string& problem_type() const { return info_.problem_type; }
 
  private:
-  Predictor(std::shared_ptr<TaskModel> model, tokenizer::WordPieceTokenizer tokenizer, LoadReport report,
+  Predictor(std::shared_ptr<TaskModel> model, tokenizer::Tokenizer tokenizer, LoadReport report,
             c10::Device device, size_t batch_size);
 
   std::shared_ptr<TaskModel> model_;
   TaskModelInfo info_;
-  tokenizer::WordPieceTokenizer tokenizer_;
+  tokenizer::Tokenizer tokenizer_;
   LoadReport report_;
   c10::Device device_;
   size_t batch_size_;

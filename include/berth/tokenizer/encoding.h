@@ -19,6 +19,9 @@ struct Encoding {
   std::vector<std::pair<size_t, size_t>> offsets;
   // Which input each token belongs to: 0 text, 1 text_pair, -1 special tokens and padding.
   std::vector<int8_t> sequence_ids;
+  // With TruncationOptions::return_overflowing: the windows truncation cut off, in order, each post-processed
+  // and padded like this one (HF's Encoding::overflowing).
+  std::vector<Encoding> overflowing;
 
   size_t size() const { return ids.size(); }
 };

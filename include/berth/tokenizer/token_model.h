@@ -25,6 +25,7 @@ class TokenModel {
   virtual std::optional<int64_t> token_to_id(std::string_view token) const = 0;
   // "" for an id outside the vocabulary.
   virtual std::string id_to_token(int64_t id) const = 0;
+  // One more than its largest id.
   virtual size_t vocab_size() const = 0;
 };
 

