@@ -135,7 +135,8 @@ std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const 
   const JsonFields fields(json, path);
   // HF writes "type"; very old files omit it for BPE.
   const std::string type =
-      fields.has("type") ? fields.type("model", {"BPE", "WordPiece", "WordLevel"}) : "BPE";
+      fields.has("type") ? fields.type("model", {"BPE", "Unigram", "WordPiece", "WordLevel"}) : "BPE";
+  if (type == "Unigram") return parse_unigram(fields);
   if (type == "WordPiece") return parse_wordpiece(fields);
   if (type == "WordLevel")
     return std::make_unique<WordLevel>(parse_vocab(fields), fields.get<std::string>("unk_token", "<unk>"),

@@ -1,5 +1,5 @@
-// TokenModel: the "model" of tokenizer.json (BPE, WordPiece, WordLevel): one pre-tokenized piece in, its
-// tokens out, each with the code points of the piece it covers.
+// TokenModel: the "model" of tokenizer.json (BPE, Unigram, WordPiece, WordLevel): one pre-tokenized piece
+// in, its tokens out, each with the bytes of the piece it covers.
 #pragma once
 
 #include <cstdint>
@@ -9,21 +9,19 @@
 #include <string_view>
 #include <vector>
 
-#include "berth/tokenizer/aligned_text.h"
-
 namespace berth::tokenizer {
 
 struct ModelToken {
   int64_t id = 0;
-  uint32_t begin = 0;  // [begin, end) in code points of the piece
+  uint32_t begin = 0;  // [begin, end) in bytes of the piece, on code point boundaries
   uint32_t end = 0;
 };
 
 class TokenModel {
  public:
   virtual ~TokenModel() = default;
-  // Appends the tokens of `piece` to out.
-  virtual void tokenize(const AlignedText& piece, std::vector<ModelToken>& out) const = 0;
+  // Appends the tokens of `piece` (valid UTF-8, non-empty) to out, in order.
+  virtual void tokenize(std::string_view piece, std::vector<ModelToken>& out) const = 0;
   virtual std::optional<int64_t> token_to_id(std::string_view token) const = 0;
   // "" for an id outside the vocabulary.
   virtual std::string id_to_token(int64_t id) const = 0;
