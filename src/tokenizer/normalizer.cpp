@@ -197,8 +197,8 @@ class PrependNormalizer : public Normalizer {
   std::u32string prefix_;
 };
 
-// Replaces every match of a string or a regex with `content`. The replacement's code points take the
-// ranges of the matched ones in order; extra ones share the last matched one's range.
+// Replaces every match of a string or a regex with `content`. HF inserts the replacement after the match
+// and removes the match, so every code point of the replacement takes the last matched one's range.
 class ReplaceNormalizer : public Normalizer {
  public:
   ReplaceNormalizer(std::u32string pattern, std::unique_ptr<Regex> regex, std::u32string content)
@@ -210,10 +210,8 @@ class ReplaceNormalizer : public Normalizer {
     for (const auto& [begin, end] : matches(text)) {
       out.insert(out.end(), text.chars.begin() + static_cast<std::ptrdiff_t>(last),
                  text.chars.begin() + static_cast<std::ptrdiff_t>(begin));
-      for (size_t i = 0; i < content_.size(); ++i) {
-        const Char& source = text.chars[std::min(begin + i, end - 1)];
-        out.push_back({content_[i], source.begin, source.end});
-      }
+      for (const char32_t c : content_)
+        out.push_back({c, text.chars[end - 1].begin, text.chars[end - 1].end});
       last = end;
     }
     out.insert(out.end(), text.chars.begin() + static_cast<std::ptrdiff_t>(last), text.chars.end());
@@ -250,8 +248,11 @@ std::unique_ptr<Normalizer> parse_replace(const JsonFields& fields) {
 std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& json, const std::string& path) {
   if (json.is_null()) return nullptr;
   const JsonFields fields(json, path);
-  const std::string type = fields.type("normalizer", {"Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase",
-                                                      "StripAccents", "Strip", "Prepend", "Replace"});
+  const std::string type =
+      fields.type("normalizer", {"Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents",
+                                 "Strip", "Prepend", "Replace", "Precompiled", "BertNormalizer"});
+  if (type == "Precompiled") return parse_precompiled(fields);
+  if (type == "BertNormalizer") return parse_bert_normalizer(fields);
   if (type == "Sequence")
     return std::make_unique<SequenceNormalizer>(
         parse_steps<Normalizer>(fields, "normalizers", parse_normalizer));

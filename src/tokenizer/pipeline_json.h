@@ -16,9 +16,18 @@
 
 namespace berth::tokenizer {
 
+class JsonFields;
+
 // The normalizer tokenizer.json describes at `path` (e.g. "normalizer.normalizers[1]"); null: none
 // (nullptr). Throws berth::Error naming the path for an unknown type or a missing or mistyped field.
 std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& json, const std::string& path);
+
+// The components whose "type" is checked by the readers above, each from its JSON object: Precompiled
+// (SentencePiece's charsmap), BertNormalizer, Unigram. Throw berth::Error naming the JSON path of what they
+// refuse.
+std::unique_ptr<Normalizer> parse_precompiled(const JsonFields& fields);
+std::unique_ptr<Normalizer> parse_bert_normalizer(const JsonFields& fields);
+std::unique_ptr<TokenModel> parse_unigram(const JsonFields& fields, ModelArrays& arrays);
 
 // The pre-tokenizer tokenizer.json describes at `path`; null: none (nullptr). Throws berth::Error naming the
 // path for an unknown type or a missing or mistyped field.

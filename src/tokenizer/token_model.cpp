@@ -137,12 +137,22 @@ std::unique_ptr<TokenModel> parse_wordpiece(const JsonFields& fields, ModelArray
 
 }  // namespace
 
+std::string infer_type(const JsonFields& fields, const ModelArrays& arrays) {
+  // HF writes "type"; older files leave it out and serde tells the models apart by their fields: BPE has
+  // merges, WordPiece its word length limit, Unigram a list of scored pieces.
+  if (arrays.merges || fields.has("merges")) return "BPE";
+  if (fields.has("max_input_chars_per_word")) return "WordPiece";
+  if (arrays.scores || (fields.has("vocab") && fields.raw("vocab").is_array())) return "Unigram";
+  return "WordLevel";
+}
+
 std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path,
                                               ModelArrays arrays) {
   const JsonFields fields(json, path);
-  // HF writes "type"; very old files omit it for BPE.
   const std::string type =
-      fields.has("type") ? fields.type("model", {"BPE", "WordPiece", "WordLevel"}) : "BPE";
+      fields.has("type") ? fields.type("model", {"BPE", "Unigram", "WordPiece", "WordLevel"})
+                         : infer_type(fields, arrays);
+  if (type == "Unigram") return parse_unigram(fields, arrays);
   if (type == "WordPiece") return parse_wordpiece(fields, arrays);
   if (type == "WordLevel")
     return std::make_unique<WordLevel>(parse_vocab(fields, arrays),

