@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/core/error.h"
+#include "berth/tokenizer/aligned_text.h"
 
 namespace berth::cli {
 
@@ -17,6 +18,11 @@ std::vector<TextInputLine> read_text_inputs(const std::string& path) {
   while (std::getline(in, text)) {
     ++number;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines carry no input
+    try {
+      tokenizer::AlignedText::from_utf8(text);  // names the first byte that is not UTF-8
+    } catch (const Error& e) {
+      BERTH_FAIL(path, ":", number, ": ", e.what());
+    }
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);

@@ -32,7 +32,6 @@ struct Config {
   std::optional<bool> do_lower_case;
   std::optional<std::optional<bool>> strip_accents;  // present (possibly null) or absent
   std::optional<bool> tokenize_chinese_chars;
-  std::optional<bool> add_bos_token, add_eos_token;
   std::optional<size_t> model_max_length;
   SpecialTokens special_tokens;
 };
@@ -76,8 +75,6 @@ Config read_config(const fs::path& path) {
   config.do_lower_case = field<bool>(j, "do_lower_case", where);
   if (j.contains("strip_accents")) config.strip_accents = field<bool>(j, "strip_accents", where);
   config.tokenize_chinese_chars = field<bool>(j, "tokenize_chinese_chars", where);
-  config.add_bos_token = field<bool>(j, "add_bos_token", where);
-  config.add_eos_token = field<bool>(j, "add_eos_token", where);
   if (const auto length = field<double>(j, "model_max_length", where)) {
     BERTH_CHECK(*length >= 0, where, ": model_max_length must not be negative, found ", *length);
     if (*length < 1e18) config.model_max_length = static_cast<size_t>(*length);  // 1e30: no limit
@@ -157,37 +154,6 @@ void apply_normalizer_settings(json& root, const Config& config) {
   if (config.tokenize_chinese_chars) n["handle_chinese_chars"] = *config.tokenize_chinese_chars;
 }
 
-// transformers' update_post_processor: with add_bos_token or add_eos_token in tokenizer_config.json, the
-// post-processor becomes "[bos]:0 $A:0 [eos]:0" and, for pairs, that followed by "[bos]:1 $B:1 [eos]:1"
-// (each special only where its flag is set and the token exists).
-void apply_bos_eos(json& root, const Config& config, const Tokenizer& plain, const std::string& where) {
-  if (!config.add_bos_token && !config.add_eos_token) return;
-  const auto special = [&](bool wanted, const std::optional<std::string>& token) -> std::optional<std::string> {
-    if (!wanted || !token) return std::nullopt;
-    BERTH_CHECK(plain.token_to_id(*token), where, ": the bos/eos token \"", *token,
-                "\" is not a token of tokenizer.json. Fix: name one it has, or turn off add_bos_token / "
-                "add_eos_token");
-    return token;
-  };
-  const auto bos = special(config.add_bos_token.value_or(false), config.special_tokens.bos);
-  const auto eos = special(config.add_eos_token.value_or(false), config.special_tokens.eos);
-  const auto piece = [](const char* kind, const std::string& id, int type) {
-    return json{{kind, {{"id", id}, {"type_id", type}}}};
-  };
-  json single = json::array(), pair = json::array(), specials = json::object();
-  for (int type : {0, 1}) {
-    json& list = type == 0 ? single : pair;
-    if (bos) list.push_back(piece("SpecialToken", *bos, type));
-    list.push_back(piece("Sequence", type == 0 ? "A" : "B", type));
-    if (eos) list.push_back(piece("SpecialToken", *eos, type));
-  }
-  pair.insert(pair.begin(), single.begin(), single.end());
-  for (const auto& token : {bos, eos})
-    if (token) specials[*token] = {{"id", *token}, {"ids", {plain.token_id(*token)}}, {"tokens", {*token}}};
-  root["post_processor"] = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair},
-                            {"special_tokens", specials}};
-}
-
 // BertTokenizerFast's defaults for the roles tokenizer_config.json leaves unset, where the vocabulary has
 // the token.
 void use_bert_defaults(Tokenizer& tokenizer) {
@@ -243,11 +209,6 @@ Tokenizer load_tokenizer(const std::string& dir) {
     source = (root / "vocab.txt").string();
   }
   apply_normalizer_settings(json_file.root, config);
-  if (config.add_bos_token || config.add_eos_token) {
-    // The template names token ids: look them up in the tokenizer as it is, then build it again.
-    const Tokenizer plain = Tokenizer::from_json_text(text, source);
-    apply_bos_eos(json_file.root, config, plain, (root / "tokenizer_config.json").string());
-  }
   Tokenizer tokenizer = Tokenizer::from_parsed(std::move(json_file), std::move(text), source);
   tokenizer.model_max_length = config.model_max_length;
   tokenizer.special_tokens = config.special_tokens;

@@ -7,11 +7,14 @@
 # (unigram_pipelines.py: SentencePiece's nmt_nfkc charsmap, a vocabulary learnt from emails, with and
 # without byte fallback).
 # usage: python hf_tokenizer_goldens.py NODE_MODULES CASES.jsonl OUT_DIR BERT_DIR
-# OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl and emails.jsonl what HF computes.
+# OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl, emails.jsonl (every sixth email in full)
+# and all_emails.jsonl (every email: token count and CRC-32 of ids and offsets) what HF computes.
+import array
 import contextlib
 import json
 import os
 import sys
+import zlib
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
@@ -153,14 +156,26 @@ def encode_loudly(tokenizer, case, add_special_tokens):
 
 
 def emails():
+    # Every SpamAssassin email: (group/file, text, whether its ids and offsets are written out in full).
     root = os.path.join(modules, "@stdlib", "datasets-spam-assassin", "data")
     out = []
     for group in ["easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"]:
         files = sorted(f for f in os.listdir(os.path.join(root, group)) if f.endswith(".json"))
         for i, name in enumerate(files):
-            if i % 6 == 0:  # ~1000 emails per family, every group
-                out.append((group + "/" + name, json.load(open(os.path.join(root, group, name), encoding="utf-8"))["text"]))
+            with open(os.path.join(root, group, name), encoding="utf-8") as f:
+                # every sixth in full (~1000 per family, every group): a difference there is shown token by token
+                out.append((group + "/" + name, json.load(f)["text"], i % 6 == 0))
     return out
+
+
+def crc32(encoding):
+    # CRC-32 (zlib's) of the ids, then the offsets (start, end, ...), as little-endian uint32: one number per
+    # email that berth's test computes the same way.
+    values = array.array("I", encoding.ids)
+    values.extend(x for o in encoding.offsets for x in o)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return zlib.crc32(values.tobytes())
 
 
 # The last three return overflowing windows (stride), the last one where HF panics for some pairs.
@@ -189,10 +204,15 @@ for name, make in families.items():
     with open(os.path.join(directory, "cases.jsonl.tmp"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(os.path.join(directory, "cases.jsonl.tmp"), os.path.join(directory, "cases.jsonl"))
-    with open(os.path.join(directory, "emails.jsonl.tmp"), "w", encoding="utf-8") as f:
-        for file, encoding in zip([m[0] for m in mail], tokenizer.encode_batch([m[1] for m in mail])):
-            f.write(json.dumps({"file": file, "ids": encoding.ids,
-                                "offsets": [x for o in encoding.offsets for x in o]}) + "\n")
-    os.replace(os.path.join(directory, "emails.jsonl.tmp"), os.path.join(directory, "emails.jsonl"))
+    full, digests = [], []
+    for (file, _, whole), encoding in zip(mail, tokenizer.encode_batch([m[1] for m in mail])):
+        digests.append(json.dumps({"file": file, "tokens": len(encoding.ids), "crc32": crc32(encoding)}))
+        if whole:
+            full.append(json.dumps({"file": file, "ids": encoding.ids,
+                                    "offsets": [x for o in encoding.offsets for x in o]}))
+    for lines_out, file_name in ((full, "emails.jsonl"), (digests, "all_emails.jsonl")):
+        with open(os.path.join(directory, file_name + ".tmp"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines_out) + "\n")
+        os.replace(os.path.join(directory, file_name + ".tmp"), os.path.join(directory, file_name))
 with open(os.path.join(out_dir, "stamp"), "w") as f:
     f.write("\n".join(families) + "\n")
