@@ -1,6 +1,8 @@
 // Regex over Oniguruma: one compiled pattern, one region per search (thread safe: the pattern is read-only).
 #include "regex.h"
 
+#include "berth/tokenizer/pattern_matches.h"
+
 #include <oniguruma.h>
 
 #include <mutex>
@@ -8,6 +10,7 @@
 
 #include "berth/core/error.h"
 #include "utf8.h"
+#include "word_split.h"
 
 namespace berth::tokenizer {
 namespace {
@@ -30,12 +33,15 @@ std::string onig_message(int code, OnigErrorInfo* info) {
 
 struct Regex::Impl {
   OnigRegex regex = nullptr;
+  std::optional<WordSplit> words;
   ~Impl() {
     if (regex) onig_free(regex);
   }
 };
 
-Regex::Regex(const std::string& pattern, const std::string& where) : impl_(std::make_unique<Impl>()) {
+Regex::Regex(const std::string& pattern, const std::string& where, bool scan_known_patterns)
+    : impl_(std::make_unique<Impl>()) {
+  if (scan_known_patterns) impl_->words = word_split_for(pattern);
   initialize_oniguruma();
   OnigErrorInfo info;
   const auto* begin = reinterpret_cast<const OnigUChar*>(pattern.data());
@@ -103,6 +109,7 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(const AlignedText& text) 
 
 void Regex::find_all(const AlignedText& text, size_t from, size_t to,
                      std::vector<std::pair<size_t, size_t>>& out) const {
+  if (impl_->words) return split_words(*impl_->words, text, from, to, out);
   // The span's UTF-8, and the code point index of each byte (plus one past the end).
   thread_local std::string utf8;
   thread_local std::vector<uint32_t> char_at;
@@ -116,6 +123,11 @@ void Regex::find_all(const AlignedText& text, size_t from, size_t to,
   }
   char_at.push_back(static_cast<uint32_t>(to - from));
   for_each_match(impl_->regex, utf8, [&](size_t b, size_t e) { out.emplace_back(char_at[b], char_at[e]); });
+}
+
+std::vector<std::pair<size_t, size_t>> pattern_matches(const std::string& pattern, std::string_view text,
+                                                       bool use_scans) {
+  return Regex(pattern, "pattern", use_scans).find_all(AlignedText::from_utf8(text));
 }
 
 }  // namespace berth::tokenizer

@@ -17,7 +17,9 @@ namespace berth::tokenizer {
 class Regex {
  public:
   // Throws berth::Error with Oniguruma's message and `where` (the JSON path) for a pattern it refuses.
-  Regex(const std::string& pattern, const std::string& where);
+  // GPT-2's, Llama 3's and Qwen2's split patterns run as direct scans (word_split.h), with the same matches,
+  // unless `scan_known_patterns` is false (to compare the two).
+  Regex(const std::string& pattern, const std::string& where, bool scan_known_patterns = true);
   ~Regex();
   Regex(Regex&&) noexcept;
   Regex& operator=(Regex&&) noexcept;
