@@ -7,7 +7,7 @@
 # (unigram_pipelines.py: SentencePiece's nmt_nfkc charsmap, a vocabulary learnt from emails, with and
 # without byte fallback).
 # usage: python hf_tokenizer_goldens.py NODE_MODULES CASES.jsonl OUT_DIR BERT_DIR
-# OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl, emails.jsonl (every sixth email in full)
+# OUT_DIR/<family>/tokenizer.json is the file berth loads; cases.jsonl, emails.jsonl (every 30th email in full)
 # and all_emails.jsonl (every email: token count and CRC-32 of ids and offsets) what HF computes.
 import array
 import contextlib
@@ -163,8 +163,8 @@ def emails():
         files = sorted(f for f in os.listdir(os.path.join(root, group)) if f.endswith(".json"))
         for i, name in enumerate(files):
             with open(os.path.join(root, group, name), encoding="utf-8") as f:
-                # every sixth in full (~1000 per family, every group): a difference there is shown token by token
-                out.append((group + "/" + name, json.load(f)["text"], i % 6 == 0))
+                # every 30th in full (~200 per family, every group): a difference there is shown token by token
+                out.append((group + "/" + name, json.load(f)["text"], i % 30 == 0))
     return out
 
 

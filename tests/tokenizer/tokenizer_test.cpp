@@ -1,8 +1,9 @@
 // The tokenizer.json pipeline against HF tokenizers (PyPI): the real Llama 3, Qwen3, Gemma 3 and Llama 2
 // tokenizers, GPT-2's BPE and a RoBERTa pipeline over it, bert-base-uncased's own tokenizer.json, XLM-R-style
 // Unigram pipelines, on every case of tokenizer_cases.jsonl (singles and pairs, with and without special
-// tokens, truncated and not; decoded back with and without the special tokens) and ~1000 real emails each,
-// compared exactly; plus what berth says about files it cannot run.
+// tokens, truncated and not, overflowing windows included; decoded back with and without the special tokens)
+// and every SpamAssassin email (each by a CRC-32 of its ids and offsets, every 30th token by token), compared
+// exactly; plus what berth says about files it cannot run.
 #include "berth/tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>
@@ -112,7 +113,7 @@ TEST_P(TokenizerGolden, RealSpamAssassinEmails) {
       ADD_FAILURE() << GetParam() << " " << goldens[i]["file"] << ": " << diff;
   }
   EXPECT_EQ(failures, 0u) << GetParam() << ": emails that differ from HF, of " << goldens.size();
-  EXPECT_GT(goldens.size(), 900u);
+  EXPECT_GT(goldens.size(), 190u);
 }
 
 // CRC-32 of the ids, then the offsets, as little-endian uint32 (the golden script's crc32).
