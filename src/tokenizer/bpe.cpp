@@ -1,14 +1,14 @@
 // BPE as HF tokenizers' Word::merge_all runs it: a min-heap of (rank, position) over adjacent pairs, stale
 // entries skipped when the pair at their position no longer makes the same token. Merged pieces are kept in
-// a per-thread cache, and long SentencePiece-style pieces are cut where no merge can cross.
+// a per-thread cache (piece_cache.h), and long SentencePiece-style pieces are cut where no merge can cross.
 #include "berth/tokenizer/bpe.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 
 #include "berth/core/error.h"
 #include "pair_map.h"
+#include "piece_cache.h"
 #include "string_map.h"
 #include "utf8.h"
 
@@ -25,34 +25,6 @@ struct Bpe::Symbol {
 namespace {
 
 using TokenIds = StringMap<int32_t>;
-
-constexpr size_t kCachedPieces = 1 << 16;
-constexpr size_t kCachedLength = 64;  // bytes
-
-// Each thread's merged pieces, for one model at a time: text repeats (emails say "the" thousands of times)
-// and merging is the costly part. Entries are (first, count) into one token arena, offsets relative to the
-// piece; short pieces only.
-struct PieceCache {
-  struct Entry {
-    uint32_t first = 0;  // into `tokens`
-    uint32_t count = 0;
-  };
-  uint64_t model = 0;
-  StringMap<Entry> pieces{kCachedPieces};
-  std::vector<ModelToken> tokens;
-};
-
-PieceCache& piece_cache(uint64_t model) {
-  thread_local PieceCache cache;
-  if (cache.model != model || cache.pieces.size() >= kCachedPieces) {
-    cache.pieces.clear();
-    cache.tokens.clear();
-    cache.model = model;
-  }
-  return cache;
-}
-
-std::atomic<uint64_t> next_cache_id{1};
 
 // The code point whose runs start every SentencePiece word.
 constexpr std::string_view kWordMarkerUtf8 = "\u2581";
@@ -102,7 +74,7 @@ std::vector<char32_t> joined_before_marker(const std::vector<std::string>& merge
 }  // namespace
 
 Bpe::Bpe(const Vocab& vocab, const Merges& merges, BpeOptions options, const std::string& where)
-    : tables_(std::make_unique<Tables>()), options_(std::move(options)), cache_id_(next_cache_id++) {
+    : tables_(std::make_unique<Tables>()), options_(std::move(options)), cache_id_(PieceCache::new_model_id()) {
   Tables& t = *tables_;
   if (options_.continuing_subword_prefix && options_.continuing_subword_prefix->empty())
     options_.continuing_subword_prefix.reset();
@@ -275,16 +247,8 @@ void Bpe::merge_all(std::vector<Symbol>& symbols) const {
 }
 
 void Bpe::tokenize_piece(std::string_view piece, uint32_t base, std::vector<ModelToken>& out) const {
-  PieceCache* cache = piece.size() <= kCachedLength ? &piece_cache(cache_id_) : nullptr;
-  if (cache) {
-    if (const PieceCache::Entry* hit = cache->pieces.find(piece)) {
-      for (uint32_t i = hit->first; i < hit->first + hit->count; ++i) {
-        const ModelToken& t = cache->tokens[i];
-        out.push_back({t.id, t.begin + base, t.end + base});
-      }
-      return;
-    }
-  }
+  PieceCache* cache = piece.size() <= PieceCache::kMaxLength ? &PieceCache::of(cache_id_) : nullptr;
+  if (cache && cache->find(piece, base, out)) return;
   const size_t first = out.size();
   const int32_t* whole = options_.ignore_merges ? tables_->vocab.find(piece) : nullptr;
   if (whole) {
@@ -298,15 +262,12 @@ void Bpe::tokenize_piece(std::string_view piece, uint32_t base, std::vector<Mode
     for (const Symbol& s : symbols)
       if (s.end != s.begin) out.push_back({s.id, s.begin + base, s.end + base});
   }
-  if (!cache) return;
-  const auto cached = static_cast<uint32_t>(cache->tokens.size());
-  for (size_t i = first; i < out.size(); ++i) cache->tokens.push_back({out[i].id, out[i].begin - base, out[i].end - base});
-  cache->pieces.set(piece, {cached, static_cast<uint32_t>(out.size() - first)});
+  if (cache) cache->add(piece, base, out, first);
 }
 
 void Bpe::tokenize(std::string_view piece, std::vector<ModelToken>& out) const {
   if (piece.empty()) return;
-  if (!tables_->cut_at_marker || piece.size() <= kCachedLength) return tokenize_piece(piece, 0, out);
+  if (!tables_->cut_at_marker || piece.size() <= PieceCache::kMaxLength) return tokenize_piece(piece, 0, out);
   // Cut before every ▁ that no merge can join to the code point before it.
   const Tables& t = *tables_;
   const size_t marker = kWordMarkerUtf8.size();

@@ -8,6 +8,7 @@
 #include "berth/core/error.h"
 #include "json_fields.h"
 #include "pipeline_json.h"
+#include "piece_cache.h"
 #include "vocab_trie.h"
 
 namespace berth::tokenizer {
@@ -35,7 +36,11 @@ uint32_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 
 
 Unigram::Unigram(std::vector<std::pair<std::string, double>> vocab, std::optional<int64_t> unk_id,
                  bool byte_fallback, const std::string& where)
-    : vocab_(std::move(vocab)), unk_id_(unk_id), byte_fallback_(byte_fallback), where_(where) {
+    : vocab_(std::move(vocab)),
+      unk_id_(unk_id),
+      byte_fallback_(byte_fallback),
+      where_(where),
+      cache_id_(PieceCache::new_model_id()) {
   BERTH_CHECK(vocab_.size() < (size_t{1} << 31), where, ".vocab: ", vocab_.size(),
               " pieces, more than berth's 2^31-1. Fix: use a smaller vocabulary");
   if (unk_id_) {
@@ -136,6 +141,14 @@ void Unigram::emit_unknown(std::string_view piece, uint32_t begin, uint32_t end,
 
 void Unigram::tokenize(std::string_view piece, std::vector<ModelToken>& out) const {
   if (piece.empty()) return;
+  PieceCache* cache = piece.size() <= PieceCache::kMaxLength ? &PieceCache::of(cache_id_) : nullptr;
+  if (cache && cache->find(piece, 0, out)) return;
+  const size_t first = out.size();
+  tokenize_uncached(piece, out);
+  if (cache) cache->add(piece, 0, out, first);
+}
+
+void Unigram::tokenize_uncached(std::string_view piece, std::vector<ModelToken>& out) const {
   thread_local std::vector<Span> path;
   best_path(piece, path);
   // The path runs backwards; consecutive unk tokens fuse into one run (HF's fuse_unk, always on), which is

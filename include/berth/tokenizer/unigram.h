@@ -43,6 +43,8 @@ class Unigram : public TokenModel {
   };
   // The best path's tokens of piece, in order (HF's encode_optimized).
   void best_path(std::string_view piece, std::vector<Span>& path) const;
+  // tokenize without the thread's cache of pieces.
+  void tokenize_uncached(std::string_view piece, std::vector<ModelToken>& out) const;
   // Appends the tokens of one run of unk tokens fused together, as HF's Unigram::tokenize looks it up.
   void emit_unknown(std::string_view piece, uint32_t begin, uint32_t end, std::vector<ModelToken>& out) const;
 
@@ -59,6 +61,7 @@ class Unigram : public TokenModel {
   bool byte_fallback_ = false;
   int64_t byte_ids_[256];  // <0xXX> tokens; -1 where the vocabulary has none
   std::string where_;
+  uint64_t cache_id_;  // keys this model's entries in each thread's PieceCache
 };
 
 }  // namespace berth::tokenizer
