@@ -36,8 +36,7 @@ at::Tensor label_tensor(const TextDataset& dataset) {
 
 }  // namespace
 
-TokenizedDataset encode_text_dataset(const TextDataset& dataset,
-                                     const tokenizer::Tokenizer& tokenizer,
+TokenizedDataset encode_text_dataset(const TextDataset& dataset, const tokenizer::Tokenizer& tokenizer,
                                      const EncodeTextOptions& options) {
   tokenizer::Tokenizer truncating = tokenizer;
   tokenizer::TruncationOptions truncation;

@@ -34,8 +34,8 @@ at::Tensor stack_field(const std::vector<tokenizer::Encoding>& encodings,
 
 }  // namespace
 
-Predictor::Predictor(std::shared_ptr<TaskModel> model, tokenizer::Tokenizer tokenizer,
-                     LoadReport report, c10::Device device, size_t batch_size)
+Predictor::Predictor(std::shared_ptr<TaskModel> model, tokenizer::Tokenizer tokenizer, LoadReport report,
+                     c10::Device device, size_t batch_size)
     : model_(std::move(model)),
       info_(model_->info()),
       tokenizer_(std::move(tokenizer)),

@@ -39,7 +39,7 @@ struct Bpe::Tables {
   std::unordered_map<char32_t, int32_t> large_chars;  // the same for the others
   int32_t byte_ids[256];                              // <0xXX> tokens; -1 where the vocabulary has none
   std::optional<int32_t> unk_id;
-  bool plain_symbols = true;  // no prefix or suffix: a code point's symbol is its own token
+  bool plain_symbols = true;            // no prefix or suffix: a code point's symbol is its own token
   bool cut_at_marker = false;           // pieces may be cut before a ▁ (see joined_before_marker)
   std::vector<char32_t> joined_before;  // ... unless it follows one of these
 
@@ -74,11 +74,14 @@ std::vector<char32_t> joined_before_marker(const std::vector<std::string>& merge
 }  // namespace
 
 Bpe::Bpe(const Vocab& vocab, const Merges& merges, BpeOptions options, const std::string& where)
-    : tables_(std::make_unique<Tables>()), options_(std::move(options)), cache_id_(PieceCache::new_model_id()) {
+    : tables_(std::make_unique<Tables>()),
+      options_(std::move(options)),
+      cache_id_(PieceCache::new_model_id()) {
   Tables& t = *tables_;
   if (options_.continuing_subword_prefix && options_.continuing_subword_prefix->empty())
     options_.continuing_subword_prefix.reset();
-  if (options_.end_of_word_suffix && options_.end_of_word_suffix->empty()) options_.end_of_word_suffix.reset();
+  if (options_.end_of_word_suffix && options_.end_of_word_suffix->empty())
+    options_.end_of_word_suffix.reset();
   int64_t max_id = -1;
   t.vocab = TokenIds(vocab.size());
   for (const auto& [token, id] : vocab) {
@@ -104,7 +107,8 @@ Bpe::Bpe(const Vocab& vocab, const Merges& merges, BpeOptions options, const std
     const int32_t* result = t.vocab.find(merged);
     BERTH_CHECK(result, where, ".merges[", rank, "]: \"", a, " ", b, "\" makes ", merged,
                 ", which is not in the vocabulary. Fix: use the vocabulary these merges were trained with");
-    t.merges.set(static_cast<uint32_t>(*left), static_cast<uint32_t>(*right), {static_cast<uint32_t>(rank), *result});
+    t.merges.set(static_cast<uint32_t>(*left), static_cast<uint32_t>(*right),
+                 {static_cast<uint32_t>(rank), *result});
     results.push_back(std::move(merged));
   }
   if (options_.unk_token) {
@@ -179,7 +183,8 @@ void Bpe::initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) 
         // Each byte its own token, one byte wide, as HF's Word counts them.
         uint32_t at = begin;
         for (char b : text) {
-          push({t.byte_ids[static_cast<unsigned char>(b)], -1, -1, std::min(at, end - 1), std::min(at + 1, end)});
+          push({t.byte_ids[static_cast<unsigned char>(b)], -1, -1, std::min(at, end - 1),
+                std::min(at + 1, end)});
           ++at;
         }
         continue;
@@ -202,7 +207,7 @@ void Bpe::merge_all(std::vector<Symbol>& symbols) const {
     uint32_t rank;
     int32_t pos;
     int32_t new_id;
-    int32_t left, right;  // the pair it was made for
+    int32_t left, right;                        // the pair it was made for
     bool operator<(const Entry& other) const {  // the heap's top: lowest rank, then leftmost
       return rank != other.rank ? rank > other.rank : pos > other.pos;
     }
@@ -233,7 +238,8 @@ void Bpe::merge_all(std::vector<Symbol>& symbols) const {
     Symbol& right = symbols[static_cast<size_t>(current.next)];
     // HF's staleness test: the pair there now must make the same token (the same pair always does).
     if (current.id != top.left || right.id != top.right) {
-      const PairMap::Merge* now = merges.find(static_cast<uint32_t>(current.id), static_cast<uint32_t>(right.id));
+      const PairMap::Merge* now =
+          merges.find(static_cast<uint32_t>(current.id), static_cast<uint32_t>(right.id));
       if (now == nullptr || now->new_id != top.new_id) continue;
     }
     current.id = top.new_id;
@@ -290,8 +296,9 @@ void Bpe::tokenize(std::string_view piece, std::vector<ModelToken>& out) const {
 std::optional<int64_t> Bpe::token_to_id(std::string_view token) const { return find(token); }
 
 std::string Bpe::id_to_token(int64_t id) const {
-  return id >= 0 && static_cast<size_t>(id) < tables_->tokens.size() ? tables_->tokens[static_cast<size_t>(id)]
-                                                                     : std::string();
+  return id >= 0 && static_cast<size_t>(id) < tables_->tokens.size()
+             ? tables_->tokens[static_cast<size_t>(id)]
+             : std::string();
 }
 
 size_t Bpe::vocab_size() const { return tables_->tokens.size(); }

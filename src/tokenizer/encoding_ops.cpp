@@ -85,7 +85,8 @@ void pad_encoding(Encoding& e, size_t length, const PaddingOptions& padding) {
 void truncate_encoding(Encoding& e, size_t length, const TruncationOptions& options) {
   if (length >= e.size()) return;
   if (options.keep_head) {
-    BERTH_CHECK(!options.return_overflowing, "truncation keep_head (head+tail) drops the middle of a text and ",
+    BERTH_CHECK(!options.return_overflowing,
+                "truncation keep_head (head+tail) drops the middle of a text and ",
                 "cannot return overflowing windows. Fix: turn off one of keep_head and return_overflowing");
     std::vector<size_t> keep;
     const size_t head = std::min(*options.keep_head, length);
@@ -109,7 +110,8 @@ void truncate_encoding(Encoding& e, size_t length, const TruncationOptions& opti
               "Fix: lower the stride or raise max_length");
   const auto parts = windows(e.size(), length, options.stride, options.direction);
   Encoding kept = window(e, parts[0].first, parts[0].second);
-  for (size_t i = 1; i < parts.size(); ++i) kept.overflowing.push_back(window(e, parts[i].first, parts[i].second));
+  for (size_t i = 1; i < parts.size(); ++i)
+    kept.overflowing.push_back(window(e, parts[i].first, parts[i].second));
   e = std::move(kept);
 }
 

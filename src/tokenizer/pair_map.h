@@ -46,7 +46,9 @@ class PairMap {
  private:
   static constexpr uint64_t kEmpty = ~uint64_t{0};
   static uint64_t pack(uint32_t left, uint32_t right) { return (uint64_t{left} << 32) | right; }
-  size_t slot_of(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask_; }
+  size_t slot_of(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
+  }
 
   void grow() {
     std::vector<uint64_t> keys = std::move(keys_);
@@ -56,7 +58,8 @@ class PairMap {
     mask_ = keys_.size() - 1;
     size_ = 0;
     for (size_t i = 0; i < keys.size(); ++i)
-      if (keys[i] != kEmpty) set(static_cast<uint32_t>(keys[i] >> 32), static_cast<uint32_t>(keys[i]), values[i]);
+      if (keys[i] != kEmpty)
+        set(static_cast<uint32_t>(keys[i] >> 32), static_cast<uint32_t>(keys[i]), values[i]);
   }
 
   std::vector<uint64_t> keys_;

@@ -35,7 +35,8 @@ class PieceCache {
   // Remembers out[first, end) (offsets from `base`) as piece's tokens.
   void add(std::string_view piece, uint32_t base, const std::vector<ModelToken>& out, size_t first) {
     const auto start = static_cast<uint32_t>(tokens_.size());
-    for (size_t i = first; i < out.size(); ++i) tokens_.push_back({out[i].id, out[i].begin - base, out[i].end - base});
+    for (size_t i = first; i < out.size(); ++i)
+      tokens_.push_back({out[i].id, out[i].begin - base, out[i].end - base});
     pieces_.set(piece, {start, static_cast<uint32_t>(out.size() - first)});
   }
 

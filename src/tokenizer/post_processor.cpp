@@ -15,7 +15,8 @@ namespace berth::tokenizer {
 namespace {
 
 // before, e, after concatenated as HF's merge does (e's overflowing windows each wrapped the same way).
-Encoding wrap(const std::vector<int64_t>& before, Encoding e, const std::vector<int64_t>& after, int64_t type_id) {
+Encoding wrap(const std::vector<int64_t>& before, Encoding e, const std::vector<int64_t>& after,
+              int64_t type_id) {
   Encoding out = special_encoding(before, type_id);
   merge_encodings(out, std::move(e));
   merge_encodings(out, special_encoding(after, type_id));

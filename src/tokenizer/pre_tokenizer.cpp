@@ -1,6 +1,6 @@
-// The pre-tokenizers of tokenizer.json. Splitting follows HF's NormalizedString::split: each piece is cut into
-// matches and the gaps between them, then kept, dropped or merged by the delimiter behaviour. Pieces stay
-// spans of one text; only ByteLevel and Metaspace rewrite it.
+// The pre-tokenizers of tokenizer.json. Splitting follows HF's NormalizedString::split: each piece is cut
+// into matches and the gaps between them, then kept, dropped or merged by the delimiter behaviour. Pieces
+// stay spans of one text; only ByteLevel and Metaspace rewrite it.
 #include "berth/tokenizer/pre_tokenizer.h"
 
 #include <utf8proc.h>
@@ -273,9 +273,10 @@ class WhitespacePreTokenizer : public PreTokenizer {
       : regex_(word_classes ? std::make_unique<Regex>(kRustWords, "Whitespace") : nullptr) {}
   void split(PieceText& text) const override {
     if (!regex_) return split_at_chars(text, is_space, Behavior::Removed);
-    split_by(text, Behavior::Removed, true, [&](const AlignedText& t, size_t begin, size_t end, auto& matches) {
-      regex_->find_all(t, begin, end, matches);
-    });
+    split_by(text, Behavior::Removed, true,
+             [&](const AlignedText& t, size_t begin, size_t end, auto& matches) {
+               regex_->find_all(t, begin, end, matches);
+             });
   }
 
  private:

@@ -149,9 +149,9 @@ std::string infer_type(const JsonFields& fields, const ModelArrays& arrays) {
 std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path,
                                               ModelArrays arrays) {
   const JsonFields fields(json, path);
-  const std::string type =
-      fields.has("type") ? fields.type("model", {"BPE", "Unigram", "WordPiece", "WordLevel"})
-                         : infer_type(fields, arrays);
+  const std::string type = fields.has("type")
+                               ? fields.type("model", {"BPE", "Unigram", "WordPiece", "WordLevel"})
+                               : infer_type(fields, arrays);
   if (type == "Unigram") return parse_unigram(fields, arrays);
   if (type == "WordPiece") return parse_wordpiece(fields, arrays);
   if (type == "WordLevel")

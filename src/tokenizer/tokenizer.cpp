@@ -7,12 +7,12 @@
 #include <unordered_set>
 
 #include "added_vocabulary.h"
-#include "encoding_ops.h"
 #include "berth/tokenizer/decoder.h"
 #include "berth/tokenizer/normalizer.h"
 #include "berth/tokenizer/post_processor.h"
 #include "berth/tokenizer/pre_tokenizer.h"
 #include "berth/tokenizer/token_model.h"
+#include "encoding_ops.h"
 #include "json_fields.h"
 #include "parallel_encode.h"
 #include "pipeline_json.h"
@@ -114,7 +114,7 @@ Tokenizer Tokenizer::from_parsed(TokenizerJson json, std::string text, const std
     pipeline->normalizer = parse_normalizer(at("normalizer"), "normalizer");
     pipeline->pre_tokenizer = parse_pre_tokenizer(at("pre_tokenizer"), "pre_tokenizer");
     const JsonFields model(root.raw("model"), "model");
-    pipeline->model_type = model.has("type") ? model.required<std::string>("type")
+    pipeline->model_type = model.has("type")                          ? model.required<std::string>("type")
                            : json.model.merges || model.has("merges") ? "BPE"
                            : model.has("max_input_chars_per_word")    ? "WordPiece"
                                                                       : "WordLevel";
@@ -282,8 +282,9 @@ int64_t Tokenizer::token_id(std::string_view token) const {
 }
 
 int64_t Tokenizer::pad_token_id() const {
-  BERTH_CHECK(special_tokens.pad, "the tokenizer has no pad token, which batches of different lengths need. ",
-              "Fix: set \"pad_token\" in its tokenizer_config.json (decoder models often use their eos token)");
+  BERTH_CHECK(
+      special_tokens.pad, "the tokenizer has no pad token, which batches of different lengths need. ",
+      "Fix: set \"pad_token\" in its tokenizer_config.json (decoder models often use their eos token)");
   return token_id(*special_tokens.pad);
 }
 
@@ -295,7 +296,8 @@ size_t Tokenizer::vocab_size() const {
 
 std::vector<std::string> Tokenizer::model_tokens() const {
   std::vector<std::string> out(pipeline_->model->vocab_size());
-  for (size_t id = 0; id < out.size(); ++id) out[id] = pipeline_->model->id_to_token(static_cast<int64_t>(id));
+  for (size_t id = 0; id < out.size(); ++id)
+    out[id] = pipeline_->model->id_to_token(static_cast<int64_t>(id));
   return out;
 }
 

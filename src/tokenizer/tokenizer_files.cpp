@@ -103,43 +103,58 @@ json bert_tokenizer_json(const fs::path& vocab_file, Config& config) {
   options.unk_token = *s.unk;
   const WordPiece wordpiece = WordPiece::from_file(vocab_file.string(), options);
   json vocab = json::object();
-  for (size_t id = 0; id < wordpiece.size(); ++id) vocab[wordpiece.id_to_token(static_cast<int64_t>(id))] = id;
+  for (size_t id = 0; id < wordpiece.size(); ++id)
+    vocab[wordpiece.id_to_token(static_cast<int64_t>(id))] = id;
   json added = json::array();
   for (const std::string* token : {&*s.pad, &*s.unk, &*s.cls, &*s.sep, &*s.mask})
     if (const auto id = wordpiece.token_to_id(*token))
-      added.push_back({{"id", *id}, {"content", *token}, {"single_word", false}, {"lstrip", false},
-                       {"rstrip", false}, {"normalized", false}, {"special", true}});
+      added.push_back({{"id", *id},
+                       {"content", *token},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", true}});
   const auto id_of = [&](const std::string& token) {
     const auto id = wordpiece.token_to_id(token);
-    BERTH_CHECK(id, vocab_file.string(), ": has no \"", token,
-                "\", which BERT's template puts around every text. Fix: add it to the vocabulary, or name the "
-                "vocabulary's own token in tokenizer_config.json (cls_token, sep_token)");
+    BERTH_CHECK(
+        id, vocab_file.string(), ": has no \"", token,
+        "\", which BERT's template puts around every text. Fix: add it to the vocabulary, or name the "
+        "vocabulary's own token in tokenizer_config.json (cls_token, sep_token)");
     return *id;
   };
   const auto piece = [](const char* kind, const std::string& id, int type) {
     return json{{kind, {{"id", id}, {"type_id", type}}}};
   };
-  json post = {{"type", "TemplateProcessing"},
-               {"single", {piece("SpecialToken", *s.cls, 0), piece("Sequence", "A", 0), piece("SpecialToken", *s.sep, 0)}},
-               {"pair",
-                {piece("SpecialToken", *s.cls, 0), piece("Sequence", "A", 0), piece("SpecialToken", *s.sep, 0),
-                 piece("Sequence", "B", 1), piece("SpecialToken", *s.sep, 1)}},
-               {"special_tokens",
-                {{*s.cls, {{"id", *s.cls}, {"ids", {id_of(*s.cls)}}, {"tokens", {*s.cls}}}},
-                 {*s.sep, {{"id", *s.sep}, {"ids", {id_of(*s.sep)}}, {"tokens", {*s.sep}}}}}}};
+  json post = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {piece("SpecialToken", *s.cls, 0), piece("Sequence", "A", 0), piece("SpecialToken", *s.sep, 0)}},
+      {"pair",
+       {piece("SpecialToken", *s.cls, 0), piece("Sequence", "A", 0), piece("SpecialToken", *s.sep, 0),
+        piece("Sequence", "B", 1), piece("SpecialToken", *s.sep, 1)}},
+      {"special_tokens",
+       {{*s.cls, {{"id", *s.cls}, {"ids", {id_of(*s.cls)}}, {"tokens", {*s.cls}}}},
+        {*s.sep, {{"id", *s.sep}, {"ids", {id_of(*s.sep)}}, {"tokens", {*s.sep}}}}}}};
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
           {"added_tokens", added},
           {"normalizer",
-           {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
-            {"strip_accents", nullptr}, {"lowercase", true}}},
+           {{"type", "BertNormalizer"},
+            {"clean_text", true},
+            {"handle_chinese_chars", true},
+            {"strip_accents", nullptr},
+            {"lowercase", true}}},
           {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
           {"post_processor", post},
           {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
           {"model",
-           {{"type", "WordPiece"}, {"unk_token", *s.unk}, {"continuing_subword_prefix", "##"},
-            {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+           {{"type", "WordPiece"},
+            {"unk_token", *s.unk},
+            {"continuing_subword_prefix", "##"},
+            {"max_input_chars_per_word", 100},
+            {"vocab", vocab}}}};
 }
 
 // transformers' BertTokenizerFast: do_lower_case, strip_accents and tokenize_chinese_chars in
@@ -150,7 +165,8 @@ void apply_normalizer_settings(json& root, const Config& config) {
     return;
   json& n = root["normalizer"];
   if (config.do_lower_case) n["lowercase"] = *config.do_lower_case;
-  if (config.strip_accents) n["strip_accents"] = *config.strip_accents ? json(**config.strip_accents) : json();
+  if (config.strip_accents)
+    n["strip_accents"] = *config.strip_accents ? json(**config.strip_accents) : json();
   if (config.tokenize_chinese_chars) n["handle_chinese_chars"] = *config.tokenize_chinese_chars;
 }
 
@@ -158,8 +174,11 @@ void apply_normalizer_settings(json& root, const Config& config) {
 // the token.
 void use_bert_defaults(Tokenizer& tokenizer) {
   SpecialTokens& s = tokenizer.special_tokens;
-  for (auto [role, token] : {std::pair{&s.unk, "[UNK]"}, {&s.sep, "[SEP]"}, {&s.pad, "[PAD]"},
-                             {&s.cls, "[CLS]"}, {&s.mask, "[MASK]"}})
+  for (auto [role, token] : {std::pair{&s.unk, "[UNK]"},
+                             {&s.sep, "[SEP]"},
+                             {&s.pad, "[PAD]"},
+                             {&s.cls, "[CLS]"},
+                             {&s.mask, "[MASK]"}})
     if (!*role && tokenizer.token_to_id(token)) *role = token;
 }
 
@@ -200,9 +219,10 @@ Tokenizer load_tokenizer(const std::string& dir) {
     text = read_text(source);
     json_file = read_tokenizer_json(text, source);
   } else {
-    BERTH_CHECK(fs::exists(root / "vocab.txt"), "tokenizer directory ", dir,
-                " holds neither tokenizer.json nor vocab.txt. Fix: point at a HF tokenizer directory (e.g. one "
-                "saved by save_pretrained)");
+    BERTH_CHECK(
+        fs::exists(root / "vocab.txt"), "tokenizer directory ", dir,
+        " holds neither tokenizer.json nor vocab.txt. Fix: point at a HF tokenizer directory (e.g. one "
+        "saved by save_pretrained)");
     json_file.root = bert_tokenizer_json(root / "vocab.txt", config);
     apply_normalizer_settings(json_file.root, config);
     text = json_file.root.dump(2) + "\n";  // what save_tokenizer writes: BERT's tokenizer.json, as built
@@ -227,8 +247,12 @@ void save_tokenizer(const Tokenizer& tokenizer, const std::string& dir) {
   if (!tokenizer.config_text.empty()) config = nlohmann::ordered_json::parse(tokenizer.config_text);
   if (tokenizer.model_max_length) config["model_max_length"] = *tokenizer.model_max_length;
   const SpecialTokens& s = tokenizer.special_tokens;
-  for (const auto& [key, token] : {std::pair{"unk_token", &s.unk}, {"sep_token", &s.sep}, {"pad_token", &s.pad},
-                                   {"cls_token", &s.cls}, {"mask_token", &s.mask}, {"bos_token", &s.bos},
+  for (const auto& [key, token] : {std::pair{"unk_token", &s.unk},
+                                   {"sep_token", &s.sep},
+                                   {"pad_token", &s.pad},
+                                   {"cls_token", &s.cls},
+                                   {"mask_token", &s.mask},
+                                   {"bos_token", &s.bos},
                                    {"eos_token", &s.eos}})
     if (*token) config[key] = **token;
   if (tokenizer.model_type() == "WordPiece") {

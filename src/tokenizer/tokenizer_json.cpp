@@ -18,7 +18,8 @@ class Reader : public nlohmann::json_sax<json> {
   bool boolean(bool v) override { return value(v); }
   bool number_integer(number_integer_t v) override { return number(v, static_cast<double>(v)); }
   bool number_unsigned(number_unsigned_t v) override {
-    return v > static_cast<number_unsigned_t>(INT64_MAX) ? value(v) : number(static_cast<int64_t>(v), double(v));
+    return v > static_cast<number_unsigned_t>(INT64_MAX) ? value(v)
+                                                         : number(static_cast<int64_t>(v), double(v));
   }
   bool number_float(number_float_t v, const string_t&) override {
     if (mode_ == Mode::Scores && depth_ == 2) return scored_ = v, true;
@@ -74,7 +75,7 @@ class Reader : public nlohmann::json_sax<json> {
   std::string key_;           // the key of the next value in an object
   json* model_ = nullptr;     // root["model"] while it is open
   Mode mode_ = Mode::Dom;
-  int depth_ = 0;             // inside an array read flat: 1 in it, 2 in an entry
+  int depth_ = 0;                   // inside an array read flat: 1 in it, 2 in an entry
   std::vector<std::string> entry_;  // the strings of the entry being read
   std::optional<double> scored_;
 };

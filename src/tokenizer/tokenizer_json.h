@@ -16,7 +16,8 @@ namespace berth::tokenizer {
 struct ModelArrays {
   std::optional<std::vector<std::pair<std::string, int64_t>>> vocab;  // {"token": id, ...}
   std::optional<std::vector<std::pair<std::string, double>>> scores;  // [["piece", score], ...] (Unigram)
-  std::optional<std::vector<std::pair<std::string, std::string>>> merges;  // ["a b", ...] or [["a", "b"], ...]
+  std::optional<std::vector<std::pair<std::string, std::string>>>
+      merges;  // ["a b", ...] or [["a", "b"], ...]
 };
 
 struct TokenizerJson {

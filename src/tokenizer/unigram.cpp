@@ -7,8 +7,8 @@
 
 #include "berth/core/error.h"
 #include "json_fields.h"
-#include "pipeline_json.h"
 #include "piece_cache.h"
+#include "pipeline_json.h"
 #include "vocab_trie.h"
 
 namespace berth::tokenizer {

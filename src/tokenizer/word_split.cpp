@@ -25,9 +25,10 @@ uint8_t ask_oniguruma(char32_t c) {
   }();
   OnigEncoding utf8 = ONIG_ENCODING_UTF8;
   const auto code = static_cast<OnigCodePoint>(c);
-  return static_cast<uint8_t>((ONIGENC_IS_CODE_CTYPE(utf8, code, static_cast<unsigned>(letter)) ? kLetter : 0) |
-                              (ONIGENC_IS_CODE_CTYPE(utf8, code, static_cast<unsigned>(number)) ? kNumber : 0) |
-                              (ONIGENC_IS_CODE_CTYPE(utf8, code, ONIGENC_CTYPE_SPACE) ? kSpace : 0));
+  return static_cast<uint8_t>(
+      (ONIGENC_IS_CODE_CTYPE(utf8, code, static_cast<unsigned>(letter)) ? kLetter : 0) |
+      (ONIGENC_IS_CODE_CTYPE(utf8, code, static_cast<unsigned>(number)) ? kNumber : 0) |
+      (ONIGENC_IS_CODE_CTYPE(utf8, code, ONIGENC_CTYPE_SPACE) ? kSpace : 0));
 }
 
 // \p{L}, \p{N} and \s of c: a table for the Basic Multilingual Plane, Oniguruma asked for the rest.

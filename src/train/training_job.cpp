@@ -114,9 +114,9 @@ BertConfig apply_config_overrides(const BertConfig& config, const std::string& o
 // A preset's config for this tokenizer and these labels.
 BertConfig preset_config(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
                          const data::LoadedDatasets& data) {
-  BertConfig config = apply_config_overrides(
-      bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
-      options.config_overrides);
+  BertConfig config =
+      apply_config_overrides(bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
+                             options.config_overrides);
   config.set_labels(data.label_map.labels());
   config.problem_type = data::to_string(data.problem_type);
   config.pad_token_id = tokenizer.pad_token_id();

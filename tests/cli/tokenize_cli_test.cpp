@@ -51,11 +51,11 @@ class TokenizeCli : public ::testing::Test {
 
 TEST_F(TokenizeCli, AnInputLineThatIsNotUtf8IsNamedWithItsByte) {
   std::ofstream(dir.file("latin1.jsonl"), std::ios::binary) << R"({"text": "fine"})"
-                                                             << "\n{\"text\": \"caf\xE9\"}\n";
+                                                            << "\n{\"text\": \"caf\xE9\"}\n";
   CliRun run = berth_cli("tokenize --tokenizer " + tokenizer + " --input " + dir.file("latin1.jsonl"));
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  berth::testing::expect_contains(run.output, {"latin1.jsonl:2", "not valid UTF-8", "0xE9", "byte offset 13",
-                                               "Fix:", "iconv"});
+  berth::testing::expect_contains(
+      run.output, {"latin1.jsonl:2", "not valid UTF-8", "0xE9", "byte offset 13", "Fix:", "iconv"});
 }
 
 TEST_F(TokenizeCli, WritesOneLinePerInputInOrderAsTheLibrary) {

@@ -34,22 +34,6 @@ inline std::unique_ptr<tokenizer::Normalizer> golden_normalizer(const std::strin
   return tokenizer::normalizer_from_json(nlohmann::json::parse(in).at(name).dump(), "normalizer");
 }
 
-inline std::string encode_utf8(char32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18)), out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return out;
-}
-
 inline std::string normalize_utf8(const tokenizer::Normalizer& normalizer, const std::string& text) {
   tokenizer::AlignedText aligned = tokenizer::AlignedText::from_utf8(text);
   normalizer.normalize(aligned);

@@ -14,21 +14,7 @@ using berth::tokenizer::BertNormalizer;
 using berth::tokenizer::BertNormalizerOptions;
 using berth::tokenizer::NormalizedText;
 
-std::string utf8(char32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18)), out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return out;
-}
+std::string utf8(char32_t cp) { return berth::testing::encode_utf8(cp); }
 
 // tokenizer_codepoints.jsonl lists every code point the default (uncased) or the cased BertNormalizer
 // changes; all others must come out unchanged.

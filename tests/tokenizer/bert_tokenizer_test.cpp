@@ -1,6 +1,6 @@
 // BERT's tokenizer (BertNormalizer, BertPreTokenizer, WordPiece, its template) through the Tokenizer, against
-// HF tokenizers (Rust): every case of tokenizer_cases.jsonl under each normalizer setting, truncation, padding
-// and ~2000 real emails, compared exactly; plus berth's own errors, head+tail truncation and batches.
+// HF tokenizers (Rust): every case of tokenizer_cases.jsonl under each normalizer setting, truncation,
+// padding and ~2000 real emails, compared exactly; plus berth's own errors, head+tail truncation and batches.
 #include "berth/tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>

@@ -70,7 +70,8 @@ TEST(TokenizerFiles, ConfigSettingsAndSpecialTokenTextsAreRead) {
 TEST(TokenizerFiles, TheConfigsLowercaseWinsOverTokenizerJson) {
   // transformers' BertTokenizerFast: tokenizer_config.json's do_lower_case rewrites the BertNormalizer.
   berth::testing::TempDir dir;
-  std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/tokenizer.json", dir.file("tokenizer.json"));
+  std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/tokenizer.json",
+                             dir.file("tokenizer.json"));
   write(dir.file("tokenizer_config.json"), R"({"do_lower_case": false})");
   const Tokenizer cased = load_tokenizer(dir.path().string());
   const Tokenizer uncased = load_tokenizer(berth::testing::bert_base_uncased_dir());
@@ -82,7 +83,8 @@ TEST(TokenizerFiles, TheConfigsLowercaseWinsOverTokenizerJson) {
 // time by transformers_tokenizer_goldens.py): every case, single and paired, ids, type ids, mask and offsets.
 TEST(TokenizerFiles, DirectoriesLoadAsTransformersLoadsThem) {
   const std::string root = berth::testing::golden_dir() + "/transformers_tokenizers/";
-  const auto cases = berth::testing::read_jsonl(berth::testing::source_dir() + "/tests/goldens/tokenizer_cases.jsonl");
+  const auto cases =
+      berth::testing::read_jsonl(berth::testing::source_dir() + "/tests/goldens/tokenizer_cases.jsonl");
   std::ifstream stamp(root + "stamp");
   ASSERT_TRUE(stamp) << "missing goldens in " << root;
   size_t compared = 0;
@@ -91,8 +93,8 @@ TEST(TokenizerFiles, DirectoriesLoadAsTransformersLoadsThem) {
     const auto expected = berth::testing::read_jsonl(root + name + "/expected.jsonl");
     ASSERT_EQ(expected.size(), cases.size() + 1) << name;
     const nlohmann::json& head = expected[0];
-    EXPECT_EQ(t.special_tokens.pad, head["pad_token"].is_null() ? std::nullopt
-                                                                : std::optional<std::string>(head["pad_token"]))
+    EXPECT_EQ(t.special_tokens.pad,
+              head["pad_token"].is_null() ? std::nullopt : std::optional<std::string>(head["pad_token"]))
         << name;
     EXPECT_EQ(t.model_max_length, head["model_max_length"].is_null()
                                       ? std::nullopt
@@ -102,7 +104,8 @@ TEST(TokenizerFiles, DirectoriesLoadAsTransformersLoadsThem) {
       const nlohmann::json& c = cases[expected[i]["case"].get<size_t>()];
       std::optional<std::string> pair;
       if (c.contains("text_pair")) pair = c["text_pair"].get<std::string>();
-      const Encoding e = t.encode(c["text"].get<std::string>(), pair ? std::optional<std::string_view>(*pair) : std::nullopt);
+      const Encoding e = t.encode(c["text"].get<std::string>(),
+                                  pair ? std::optional<std::string_view>(*pair) : std::nullopt);
       const std::string diff = berth::testing::encoding_difference(e, expected[i]);
       EXPECT_EQ(diff, "") << name << " case " << c.dump();
       ++compared;
@@ -149,7 +152,8 @@ TEST(TokenizerFiles, UnknownComponentsAreNamedWithTheirPath) {
 TEST(TokenizerFiles, BrokenFilesNameTheFile) {
   berth::testing::TempDir dir;
   write(dir.file("tokenizer.json"), "{ not json");
-  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }), {"tokenizer.json", "not valid JSON"});
+  expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
+                  {"tokenizer.json", "not valid JSON"});
   write(dir.file("tokenizer.json"), read_text(berth::testing::bert_base_uncased_dir() + "/tokenizer.json"));
   write(dir.file("tokenizer_config.json"), R"({"model_max_length": "long"})");
   expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
@@ -167,7 +171,8 @@ TEST(TokenizerFiles, SavedFilesKeepHfContent) {
   json saved = read(dir.file("tokenizer.json"));
   json original = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
   EXPECT_TRUE(saved == original);  // not printed: 30k tokens
-  EXPECT_EQ(read_text(dir.file("vocab.txt")), read_text(berth::testing::bert_base_uncased_dir() + "/vocab.txt"));
+  EXPECT_EQ(read_text(dir.file("vocab.txt")),
+            read_text(berth::testing::bert_base_uncased_dir() + "/vocab.txt"));
   EXPECT_EQ(read(dir.file("tokenizer_config.json"))["do_lower_case"], true);
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();  // no temporary left
@@ -175,7 +180,8 @@ TEST(TokenizerFiles, SavedFilesKeepHfContent) {
 
 TEST(TokenizerFiles, SaveThenLoadKeepsSettingsAndEncodings) {
   berth::testing::TempDir vocab_only;
-  std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt", vocab_only.file("vocab.txt"));
+  std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt",
+                             vocab_only.file("vocab.txt"));
   write(vocab_only.file("tokenizer_config.json"), R"({"do_lower_case": true, "strip_accents": false})");
   Tokenizer t = load_tokenizer(vocab_only.path().string());
   TruncationOptions truncation;

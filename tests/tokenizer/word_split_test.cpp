@@ -16,19 +16,7 @@ using berth::tokenizer::pattern_matches;
 
 std::string utf8(const std::u32string& text) {
   std::string out;
-  for (char32_t c : text) {
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xC0 | (c >> 6)), out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-      out += static_cast<char>(0xE0 | (c >> 12)), out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (c >> 18)), out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F)), out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-  }
+  for (char32_t c : text) out += berth::testing::encode_utf8(c);
   return out;
 }
 
@@ -83,8 +71,8 @@ TEST(WordSplit, EveryCodePointInEveryContextMatchesOniguruma) {
 
 TEST(WordSplit, ContractionsInEveryCaseAndSpacingMatchOniguruma) {
   std::u32string text;
-  for (const char32_t* word : {U"s", U"S", U"\u017F", U"t", U"T", U"re", U"RE", U"rE", U"ve", U"Ve", U"m", U"M",
-                               U"ll", U"LL", U"lL", U"d", U"D", U"x", U"r", U"l"})
+  for (const char32_t* word : {U"s", U"S", U"\u017F", U"t",  U"T",  U"re", U"RE", U"rE", U"ve", U"Ve",
+                               U"m", U"M", U"ll",     U"LL", U"lL", U"d",  U"D",  U"x",  U"r",  U"l"})
     for (const char32_t* around : {U"", U" ", U"a", U"1", U"\n", U"  "})
       text += std::u32string(U"it'") + word + around + U"'" + word + U"'";
   text += U"   \r\n\r\n  x\n\n   \t1234567 '' ''s  !!\n\n!!  ";
@@ -92,12 +80,14 @@ TEST(WordSplit, ContractionsInEveryCaseAndSpacingMatchOniguruma) {
 }
 
 TEST(WordSplit, EveryTokenizerCaseMatchesOniguruma) {
-  for (const auto& c : berth::testing::read_jsonl(berth::testing::source_dir() + "/tests/goldens/tokenizer_cases.jsonl")) {
+  for (const auto& c :
+       berth::testing::read_jsonl(berth::testing::source_dir() + "/tests/goldens/tokenizer_cases.jsonl")) {
     for (const char* key : {"text", "text_pair"}) {
       if (!c.contains(key)) continue;
       const std::string text = c[key].get<std::string>();
       for (const char* pattern : kPatterns)
-        EXPECT_EQ(pattern_matches(pattern, text), pattern_matches(pattern, text, false)) << pattern << " " << c.dump();
+        EXPECT_EQ(pattern_matches(pattern, text), pattern_matches(pattern, text, false))
+            << pattern << " " << c.dump();
     }
   }
 }

@@ -20,8 +20,7 @@ struct EncodeTextOptions {
 
 // Each example's text (and text pair) encoded without padding (the DataLoader pads per batch), with the
 // labels as the model takes them: (N,) int64 class ids, (N, L) float 0/1 multi-hot, or (N,) float values.
-TokenizedDataset encode_text_dataset(const TextDataset& dataset,
-                                     const tokenizer::Tokenizer& tokenizer,
+TokenizedDataset encode_text_dataset(const TextDataset& dataset, const tokenizer::Tokenizer& tokenizer,
                                      const EncodeTextOptions& options = {});
 
 }  // namespace berth::data

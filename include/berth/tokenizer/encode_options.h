@@ -1,4 +1,5 @@
-// How encode truncates and pads (HF tokenizers' TruncationParams and PaddingParams), and one input of a batch.
+// How encode truncates and pads (HF tokenizers' TruncationParams and PaddingParams), and one input of a
+// batch.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +46,8 @@ struct EncodeInput {
   std::optional<std::string> text_pair;
 };
 
-// Pads encodings (and their overflowing windows) as HF's pad_encodings does (Longest: to the longest of them).
+// Pads encodings (and their overflowing windows) as HF's pad_encodings does (Longest: to the longest of
+// them).
 void pad_encodings(std::vector<Encoding>& encodings, const PaddingOptions& padding);
 
 }  // namespace berth::tokenizer
