@@ -12,6 +12,7 @@
 #include "berth/tokenizer/post_processor.h"
 #include "berth/tokenizer/pre_tokenizer.h"
 #include "berth/tokenizer/token_model.h"
+#include "berth/tokenizer/wordpiece.h"
 #include "tokenizer_json.h"
 
 namespace berth::tokenizer {
@@ -28,6 +29,9 @@ std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& json, const s
 std::unique_ptr<Normalizer> parse_precompiled(const JsonFields& fields);
 std::unique_ptr<Normalizer> parse_bert_normalizer(const JsonFields& fields);
 std::unique_ptr<TokenModel> parse_unigram(const JsonFields& fields, ModelArrays& arrays);
+
+// The WordPiece inside a model parse_token_model made, or null for another model.
+const WordPiece* as_wordpiece(const TokenModel& model);
 
 // The pre-tokenizer tokenizer.json describes at `path`; null: none (nullptr). Throws berth::Error naming the
 // path for an unknown type or a missing or mistyped field.

@@ -114,6 +114,7 @@ class WordPieceModel : public TokenModel {
     return id >= 0 && static_cast<size_t>(id) < model_.size() ? model_.id_to_token(id) : "";
   }
   size_t vocab_size() const override { return model_.size(); }
+  const WordPiece& wordpiece() const { return model_; }
 
  private:
   WordPiece model_;
@@ -135,8 +136,6 @@ std::unique_ptr<TokenModel> parse_wordpiece(const JsonFields& fields, ModelArray
   return std::make_unique<WordPieceModel>(WordPiece(std::move(tokens), options, fields.at("vocab")));
 }
 
-}  // namespace
-
 std::string infer_type(const JsonFields& fields, const ModelArrays& arrays) {
   // HF writes "type"; older files leave it out and serde tells the models apart by their fields: BPE has
   // merges, WordPiece its word length limit, Unigram a list of scored pieces.
@@ -144,6 +143,13 @@ std::string infer_type(const JsonFields& fields, const ModelArrays& arrays) {
   if (fields.has("max_input_chars_per_word")) return "WordPiece";
   if (arrays.scores || (fields.has("vocab") && fields.raw("vocab").is_array())) return "Unigram";
   return "WordLevel";
+}
+
+}  // namespace
+
+const WordPiece* as_wordpiece(const TokenModel& model) {
+  const auto* wordpiece = dynamic_cast<const WordPieceModel*>(&model);
+  return wordpiece ? &wordpiece->wordpiece() : nullptr;
 }
 
 std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const std::string& path,

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "added_vocabulary.h"
+#include "bert_fast_path.h"
 #include "berth/tokenizer/decoder.h"
 #include "berth/tokenizer/normalizer.h"
 #include "berth/tokenizer/post_processor.h"
@@ -30,6 +31,7 @@ struct Tokenizer::Pipeline {
   std::unique_ptr<TokenModel> model;
   std::unique_ptr<PostProcessor> post_processor;
   std::unique_ptr<Decoder> decoder;
+  std::unique_ptr<BertFastPath> bert;  // BERT's own pipeline, fused; null for any other
   AddedVocabulary added;
   std::unordered_set<int64_t> special_ids;  // added tokens marked special
   std::unordered_map<int64_t, std::string> added_by_id;
@@ -126,6 +128,8 @@ Tokenizer Tokenizer::from_parsed(TokenizerJson json, std::string text, const std
       if (t.special) pipeline->special_ids.insert(t.id);
     }
     pipeline->decoder = parse_decoder(at("decoder"), "decoder");
+    pipeline->bert =
+        BertFastPath::for_pipeline(json.root, as_wordpiece(*pipeline->model), pipeline->added.tokens());
     const Pipeline* raw = pipeline.get();
     pipeline->post_processor =
         parse_post_processor(at("post_processor"), "post_processor", [raw](int64_t id) {
@@ -157,6 +161,17 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) cons
     out.offsets.emplace_back(origin.first, origin.second);
     out.sequence_ids.push_back(static_cast<int8_t>(type_id));
   };
+  if (p.bert) {
+    thread_local std::vector<SourceToken> fused;
+    fused.clear();
+    try {
+      p.bert->encode(text, fused);
+      for (const SourceToken& t : fused) push(t.id, {t.begin, t.end});
+      return out;
+    } catch (const Error&) {
+      out = Encoding();  // not UTF-8: the general path below names the byte where it is in the whole text
+    }
+  }
   // Per thread: a piece's UTF-8 for the model and the code point each of its bytes belongs to.
   thread_local std::string utf8;
   thread_local std::vector<uint32_t> char_at;
