@@ -14,15 +14,9 @@
 #include "added_vocabulary.h"
 #include "berth/tokenizer/bert_normalizer.h"
 #include "berth/tokenizer/wordpiece.h"
+#include "encoding_ops.h"
 
 namespace berth::tokenizer {
-
-// A token of the text: its id and the [begin, end) code points of the original text it came from.
-struct SourceToken {
-  int64_t id = 0;
-  uint32_t begin = 0;
-  uint32_t end = 0;
-};
 
 class BertFastPath {
  public:

@@ -273,7 +273,7 @@ void Bpe::tokenize_piece(std::string_view piece, uint32_t base, std::vector<Mode
 
 void Bpe::tokenize(std::string_view piece, std::vector<ModelToken>& out) const {
   if (piece.empty()) return;
-  if (!tables_->cut_at_marker || piece.size() <= PieceCache::kMaxLength) return tokenize_piece(piece, 0, out);
+  if (!tables_->cut_at_marker) return tokenize_piece(piece, 0, out);
   // Cut before every ▁ that no merge can join to the code point before it.
   const Tables& t = *tables_;
   const size_t marker = kWordMarkerUtf8.size();

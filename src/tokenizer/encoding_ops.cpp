@@ -82,6 +82,22 @@ void pad_encoding(Encoding& e, size_t length, const PaddingOptions& padding) {
 
 }  // namespace
 
+Encoding sequence_encoding(const std::vector<SourceToken>& tokens, int64_t type_id) {
+  Encoding e;
+  const size_t n = tokens.size();
+  e.ids.resize(n);
+  e.offsets.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    e.ids[i] = tokens[i].id;
+    e.offsets[i] = {tokens[i].begin, tokens[i].end};
+  }
+  e.type_ids.assign(n, type_id);
+  e.attention_mask.assign(n, 1);
+  e.special_tokens_mask.assign(n, 0);
+  e.sequence_ids.assign(n, static_cast<int8_t>(type_id));
+  return e;
+}
+
 void truncate_encoding(Encoding& e, size_t length, const TruncationOptions& options) {
   if (length >= e.size()) return;
   if (options.keep_head) {
@@ -116,6 +132,10 @@ void truncate_encoding(Encoding& e, size_t length, const TruncationOptions& opti
 }
 
 void merge_encodings(Encoding& self, Encoding pair) {
+  if (self.ids.empty() && self.overflowing.empty()) {  // HF's result is then the pair itself
+    self = std::move(pair);
+    return;
+  }
   std::vector<Encoding> overflowing;
   for (const Encoding& mine : self.overflowing) {
     Encoding combined = mine;

@@ -11,6 +11,16 @@
 
 namespace berth::tokenizer {
 
+// A token of a text: its id and the [begin, end) code points of the original text it came from.
+struct SourceToken {
+  int64_t id = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+// One sequence's encoding from its tokens, each field allocated once at its size.
+Encoding sequence_encoding(const std::vector<SourceToken>& tokens, int64_t type_id);
+
 // HF's Encoding::truncate to `length` tokens: the first window stays, the others (each `stride` tokens into
 // the one before) go to overflowing when options.return_overflowing; keep_head keeps head and tail instead.
 // Throws berth::Error where HF panics: a stride not below the length.

@@ -15,7 +15,7 @@ namespace berth::tokenizer {
 class PieceCache {
  public:
   static constexpr size_t kMaxLength = 64;  // bytes: longer pieces rarely repeat
-  static constexpr size_t kMaxPieces = 1 << 16;
+  static constexpr size_t kMaxPieces = 1 << 18;
 
   // An id for a new model, to key its entries.
   static uint64_t new_model_id();
@@ -46,7 +46,7 @@ class PieceCache {
     uint32_t count = 0;
   };
   uint64_t model_ = 0;
-  StringMap<Entry> pieces_{kMaxPieces};
+  StringMap<Entry> pieces_{1024};  // grows as the thread sees text
   std::vector<ModelToken> tokens_;
 };
 

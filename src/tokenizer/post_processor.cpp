@@ -14,6 +14,11 @@
 namespace berth::tokenizer {
 namespace {
 
+void reserve(Encoding& e, size_t size) {
+  e.ids.reserve(size), e.type_ids.reserve(size), e.attention_mask.reserve(size);
+  e.special_tokens_mask.reserve(size), e.offsets.reserve(size), e.sequence_ids.reserve(size);
+}
+
 // before, e, after concatenated as HF's merge does (e's overflowing windows each wrapped the same way).
 Encoding wrap(const std::vector<int64_t>& before, Encoding e, const std::vector<int64_t>& after,
               int64_t type_id) {
@@ -242,8 +247,12 @@ Encoding post_process(const PostProcessor* processor, Encoding first, std::optio
     if (processor) encodings[i].type_ids.assign(encodings[i].ids.size(), static_cast<int64_t>(i));
   }
   if (processor) processor->process_encodings(encodings, add_special_tokens);
-  Encoding out;
-  for (Encoding& e : encodings) merge_encodings(out, std::move(e));
+  if (encodings.size() == 1) return std::move(encodings.front());
+  Encoding out = std::move(encodings.front());
+  size_t total = 0;
+  for (const Encoding& e : encodings) total += e.size();
+  reserve(out, total);
+  for (size_t i = 1; i < encodings.size(); ++i) merge_encodings(out, std::move(encodings[i]));
   return out;
 }
 

@@ -152,26 +152,19 @@ void Tokenizer::set_padding(std::optional<PaddingOptions> padding) { padding_ = 
 
 Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) const {
   const Pipeline& p = *pipeline_;
-  Encoding out;
-  const auto push = [&](int64_t id, std::pair<uint32_t, uint32_t> origin) {
-    out.ids.push_back(id);
-    out.type_ids.push_back(type_id);
-    out.attention_mask.push_back(1);
-    out.special_tokens_mask.push_back(0);
-    out.offsets.emplace_back(origin.first, origin.second);
-    out.sequence_ids.push_back(static_cast<int8_t>(type_id));
-  };
+  thread_local std::vector<SourceToken> found;
+  found.clear();
   if (p.bert) {
-    thread_local std::vector<SourceToken> fused;
-    fused.clear();
     try {
-      p.bert->encode(text, fused);
-      for (const SourceToken& t : fused) push(t.id, {t.begin, t.end});
-      return out;
+      p.bert->encode(text, found);
+      return sequence_encoding(found, type_id);
     } catch (const Error&) {
-      out = Encoding();  // not UTF-8: the general path below names the byte where it is in the whole text
+      found.clear();  // not UTF-8: the general path below names the byte where it is in the whole text
     }
   }
+  const auto push = [&](int64_t id, std::pair<uint32_t, uint32_t> origin) {
+    found.push_back({id, origin.first, origin.second});
+  };
   // Per thread: a piece's UTF-8 for the model and the code point each of its bytes belongs to.
   thread_local std::string utf8;
   thread_local std::vector<uint32_t> char_at;
@@ -215,7 +208,7 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) cons
       }
     }
   }
-  return out;
+  return sequence_encoding(found, type_id);
 }
 
 Encoding Tokenizer::encode(std::string_view text, std::optional<std::string_view> text_pair,
