@@ -46,7 +46,7 @@ std::unique_ptr<TokenModel> parse_token_model(const nlohmann::json& json, const 
 // The post-processor tokenizer.json describes at `path`; null: none (nullptr; sequences are concatenated).
 // Throws berth::Error naming the path for an unknown type or a missing or mistyped field.
 std::unique_ptr<PostProcessor> parse_post_processor(const nlohmann::json& json, const std::string& path,
-                                                    TokenText token_text);
+                                                    const TokenText& token_text, size_t ids);
 
 // The decoder tokenizer.json describes at `path`; null: none (nullptr; decode joins tokens with spaces).
 std::unique_ptr<Decoder> parse_decoder(const nlohmann::json& json, const std::string& path);

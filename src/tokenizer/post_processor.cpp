@@ -28,20 +28,36 @@ Encoding wrap(const std::vector<int64_t>& before, Encoding e, const std::vector<
   return out;
 }
 
-// HF's byte-level process_offsets: leading and trailing spaces (Ġ or whitespace) leave each token's offsets,
-// except the one space add_prefix_space put before the first token.
-void trim_offsets(Encoding& e, bool add_prefix_space, const TokenText& token_text) {
+// How many spaces (Ġ or whitespace) each token starts and ends with, by id: read once from the token texts.
+using SpaceCounts = std::vector<std::pair<uint16_t, uint16_t>>;
+
+SpaceCounts space_counts(const TokenText& token_text, size_t ids) {
   const char32_t space = byte_char(' ');
   const auto is_space = [&](char32_t c) {
     return c == space || (unicode::classes_of(c) & unicode::kWhitespace);
   };
-  for (size_t i = 0; i < e.ids.size(); ++i) {
-    const std::string token = token_text(e.ids[i]);
-    std::u32string chars;
+  SpaceCounts out(ids);
+  std::u32string chars;
+  for (size_t id = 0; id < ids; ++id) {
+    const std::string token = token_text(static_cast<int64_t>(id));
+    chars.clear();
     for (size_t pos = 0; pos < token.size();) chars.push_back(utf8::decode_valid(token.data(), pos));
     size_t leading = 0, trailing = 0;
     while (leading < chars.size() && is_space(chars[leading])) ++leading;
     while (trailing < chars.size() && is_space(chars[chars.size() - 1 - trailing])) ++trailing;
+    out[id] = {static_cast<uint16_t>(std::min<size_t>(leading, 0xFFFF)),
+               static_cast<uint16_t>(std::min<size_t>(trailing, 0xFFFF))};
+  }
+  return out;
+}
+
+// HF's byte-level process_offsets: leading and trailing spaces (Ġ or whitespace) leave each token's offsets,
+// except the one space add_prefix_space put before the first token.
+void trim_offsets(Encoding& e, bool add_prefix_space, const SpaceCounts& spaces) {
+  for (size_t i = 0; i < e.ids.size(); ++i) {
+    const auto id = static_cast<size_t>(e.ids[i]);
+    size_t leading = id < spaces.size() ? spaces[id].first : 0;
+    const size_t trailing = id < spaces.size() ? spaces[id].second : 0;
     auto& [begin, end] = e.offsets[i];
     if (leading > 0) {
       const bool first = i == 0 || begin == 0;
@@ -53,41 +69,43 @@ void trim_offsets(Encoding& e, bool add_prefix_space, const TokenText& token_tex
 }
 
 // trim_offsets on e and each of its overflowing windows.
-void trim_with_windows(Encoding& e, bool add_prefix_space, const TokenText& token_text) {
-  trim_offsets(e, add_prefix_space, token_text);
-  for (Encoding& o : e.overflowing) trim_offsets(o, add_prefix_space, token_text);
+void trim_with_windows(Encoding& e, bool add_prefix_space, const SpaceCounts& spaces) {
+  trim_offsets(e, add_prefix_space, spaces);
+  for (Encoding& o : e.overflowing) trim_offsets(o, add_prefix_space, spaces);
 }
 
 class ByteLevelProcessor : public PostProcessor {
  public:
-  ByteLevelProcessor(bool trim, bool add_prefix_space, TokenText token_text)
-      : trim_(trim), add_prefix_space_(add_prefix_space), token_text_(std::move(token_text)) {}
+  ByteLevelProcessor(bool trim, bool add_prefix_space, const TokenText& token_text, size_t ids)
+      : trim_(trim),
+        add_prefix_space_(add_prefix_space),
+        spaces_(trim ? space_counts(token_text, ids) : SpaceCounts()) {}
   size_t added_tokens(bool) const override { return 0; }
   void process_encodings(std::vector<Encoding>& encodings, bool) const override {
     if (trim_)
-      for (Encoding& e : encodings) trim_with_windows(e, add_prefix_space_, token_text_);
+      for (Encoding& e : encodings) trim_with_windows(e, add_prefix_space_, spaces_);
   }
 
  private:
   bool trim_, add_prefix_space_;
-  TokenText token_text_;
+  SpaceCounts spaces_;
 };
 
 // BertProcessing ([CLS] A [SEP] B [SEP]) and RobertaProcessing (<s> A </s> </s> B </s>, offsets trimmed).
 class ClsSepProcessor : public PostProcessor {
  public:
   ClsSepProcessor(int64_t cls, int64_t sep, bool roberta, bool trim, bool add_prefix_space,
-                  TokenText token_text)
+                  const TokenText& token_text, size_t ids)
       : cls_(cls),
         sep_(sep),
         roberta_(roberta),
         trim_(trim),
         add_prefix_space_(add_prefix_space),
-        token_text_(std::move(token_text)) {}
+        spaces_(roberta && trim ? space_counts(token_text, ids) : SpaceCounts()) {}
   size_t added_tokens(bool pair) const override { return pair ? (roberta_ ? 4 : 3) : 2; }
   void process_encodings(std::vector<Encoding>& encodings, bool add_special_tokens) const override {
     if (roberta_ && trim_)
-      for (Encoding& e : encodings) trim_with_windows(e, add_prefix_space_, token_text_);
+      for (Encoding& e : encodings) trim_with_windows(e, add_prefix_space_, spaces_);
     if (roberta_)  // RoBERTa has no second segment, with or without its special tokens
       for (Encoding& e : encodings) e.type_ids.assign(e.ids.size(), 0);
     if (!add_special_tokens) return;
@@ -106,7 +124,7 @@ class ClsSepProcessor : public PostProcessor {
  private:
   int64_t cls_, sep_;
   bool roberta_, trim_, add_prefix_space_;
-  TokenText token_text_;
+  SpaceCounts spaces_;
 };
 
 struct TemplatePart {
@@ -215,7 +233,7 @@ int64_t token_pair_id(const JsonFields& fields, const char* key) {
 }  // namespace
 
 std::unique_ptr<PostProcessor> parse_post_processor(const nlohmann::json& json, const std::string& path,
-                                                    TokenText token_text) {
+                                                    const TokenText& token_text, size_t ids) {
   if (json.is_null()) return nullptr;
   const JsonFields fields(json, path);
   const std::string type = fields.type("post-processor", {"TemplateProcessing", "BertProcessing",
@@ -223,17 +241,16 @@ std::unique_ptr<PostProcessor> parse_post_processor(const nlohmann::json& json, 
   if (type == "Sequence")
     return std::make_unique<SequenceProcessor>(parse_steps<PostProcessor>(
         fields, "processors", [&](const nlohmann::json& step, const std::string& at) {
-          return parse_post_processor(step, at, token_text);
+          return parse_post_processor(step, at, token_text, ids);
         }));
   if (type == "TemplateProcessing") return parse_template_processing(fields);
   if (type == "ByteLevel")
     return std::make_unique<ByteLevelProcessor>(fields.get<bool>("trim_offsets", true),
-                                                fields.get<bool>("add_prefix_space", true),
-                                                std::move(token_text));
+                                                fields.get<bool>("add_prefix_space", true), token_text, ids);
   const bool roberta = type == "RobertaProcessing";
   return std::make_unique<ClsSepProcessor>(token_pair_id(fields, "cls"), token_pair_id(fields, "sep"),
                                            roberta, fields.get<bool>("trim_offsets", true),
-                                           fields.get<bool>("add_prefix_space", true), std::move(token_text));
+                                           fields.get<bool>("add_prefix_space", true), token_text, ids);
 }
 
 Encoding post_process(const PostProcessor* processor, Encoding first, std::optional<Encoding> second,

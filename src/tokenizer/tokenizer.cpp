@@ -35,6 +35,7 @@ struct Tokenizer::Pipeline {
   AddedVocabulary added;
   std::unordered_set<int64_t> special_ids;  // added tokens marked special
   std::unordered_map<int64_t, std::string> added_by_id;
+  size_t ids = 0;  // one more than the largest id of the model and the added tokens
 };
 
 namespace {
@@ -131,11 +132,16 @@ Tokenizer Tokenizer::from_parsed(TokenizerJson json, std::string text, const std
     pipeline->bert =
         BertFastPath::for_pipeline(json.root, as_wordpiece(*pipeline->model), pipeline->added.tokens());
     const Pipeline* raw = pipeline.get();
-    pipeline->post_processor =
-        parse_post_processor(at("post_processor"), "post_processor", [raw](int64_t id) {
+    size_t ids = pipeline->model->vocab_size();
+    for (const auto& [id, content] : pipeline->added_by_id) ids = std::max(ids, static_cast<size_t>(id) + 1);
+    pipeline->post_processor = parse_post_processor(
+        at("post_processor"), "post_processor",
+        [raw](int64_t id) {
           const auto added = raw->added_by_id.find(id);
           return added != raw->added_by_id.end() ? added->second : raw->model->id_to_token(id);
-        });
+        },
+        ids);
+    pipeline->ids = ids;
     Tokenizer tokenizer(std::move(pipeline));
     tokenizer.truncation_ = parse_truncation(at("truncation"), "truncation");
     tokenizer.padding_ = parse_padding(at("padding"), "padding");
@@ -296,11 +302,7 @@ int64_t Tokenizer::pad_token_id() const {
   return token_id(*special_tokens.pad);
 }
 
-size_t Tokenizer::vocab_size() const {
-  size_t size = pipeline_->model->vocab_size();
-  for (const auto& [id, content] : pipeline_->added_by_id) size = std::max(size, static_cast<size_t>(id) + 1);
-  return size;
-}
+size_t Tokenizer::vocab_size() const { return pipeline_->ids; }
 
 std::vector<std::string> Tokenizer::model_tokens() const {
   std::vector<std::string> out(pipeline_->model->vocab_size());
