@@ -60,8 +60,6 @@ struct Scan {
   }
 };
 
-bool is_one_of(char32_t c, std::u32string_view set) { return set.find(c) != std::u32string_view::npos; }
-
 // 's|'t|'re|'ve|'m|'ll|'d at i: the match's end, or 0. Case-insensitive (Llama 3): (?i:...) with Unicode's
 // case folding, under which ſ (U+017F) is an s.
 size_t contraction(const Scan& s, size_t i, bool any_case) {
