@@ -1,14 +1,130 @@
-// load_task_model: one place that maps a checkpoint's config.json to a model family and head.
+// AutoModel: the family table, the default task, and loading any family's checkpoint with its head.
 #include "berth/model/auto_model.h"
 
-namespace berth {
+#include "berth/core/error.h"
+#include "berth/model/bert_for_sequence_classification.h"
+#include "berth/placement/inspect.h"
+#include "core/text.h"
 
-Pretrained<std::shared_ptr<TaskModel>> load_task_model(const std::string& dir,
-                                                       const PretrainedOptions& options) {
-  // BertConfig's reader refuses any model_type but "bert" with the list of what berth implements.
-  Pretrained<BertForSequenceClassification> loaded =
-      from_pretrained<BertForSequenceClassification>(dir, options);
-  return {loaded.model.ptr(), std::move(loaded.report)};
+#include <torch/nn/module.h>
+
+#include <filesystem>
+
+namespace berth {
+namespace {
+
+namespace fs = std::filesystem;
+
+// BERT's config from a PretrainedConfig: read from the file's own text when there is one (its messages then
+// name the file's lines), with the labels as the PretrainedConfig holds them now.
+BertConfig bert_config(const PretrainedConfig& config) {
+  BertConfig bert = config.text().empty() ? BertConfig::from_json_text(config.to_json_text(), "BertConfig")
+                                          : BertConfig::from_json_text(config.text(), config.source());
+  bert.id2label = config.id2label;
+  bert.label2id = config.label2id;
+  bert.problem_type = config.problem_type;
+  bert.validate();
+  return bert;
+}
+
+ModelFamily bert_family() {
+  ModelFamily family;
+  family.model_type = "bert";
+  family.tasks = {ModelTask::SequenceClassification};
+  family.build = [](const PretrainedConfig& config, ModelTask, const TaskModelInit& init) {
+    BertForSequenceClassification model(bert_config(config), BertInitOptions{init.random, init.seed});
+    return std::shared_ptr<TaskModel>(model.ptr());
+  };
+  family.layout = [](const PretrainedConfig& config, ModelTask) {
+    CheckpointLayout layout;
+    layout.architecture = "BertForSequenceClassification";
+    layout.base_prefix = "bert.";
+    // Buffers older transformers saved (persistent then, non-persistent now): HF drops them silently.
+    layout.ignored = {"embeddings.position_ids", "embeddings.token_type_ids"};
+    layout.head_prefixes = {"classifier."};
+    const double range = config.get_number("initializer_range", 0.02);
+    layout.init = [range](torch::nn::Module& module, std::optional<uint64_t> seed) {
+      init_bert_weights(module, range, seed);
+    };
+    return layout;
+  };
+  return family;
+}
+
+std::string supported_types() {
+  std::vector<std::string> types;
+  for (const ModelFamily& family : model_families()) types.push_back("\"" + family.model_type + "\"");
+  return text::join(types, ", ");
+}
+
+}  // namespace
+
+const std::vector<ModelFamily>& model_families() {
+  static const std::vector<ModelFamily> families = {bert_family()};
+  return families;
+}
+
+const ModelFamily& model_family(const std::string& model_type, const std::string& where) {
+  for (const ModelFamily& family : model_families())
+    if (family.model_type == model_type) return family;
+  BERTH_FAIL(where, " is \"", model_type, "\", a model family berth does not implement; it implements ",
+             supported_types(),
+             " (other families differ in ways that would load without error and compute the wrong thing). "
+             "Fix: use a checkpoint of one of those families");
+}
+
+ModelTask default_task(const PretrainedConfig& config) {
+  if (config.architectures)
+    for (const std::string& architecture : *config.architectures)
+      if (std::optional<ModelTask> task = task_of_architecture(architecture)) return *task;
+  return ModelTask::SequenceClassification;
+}
+
+namespace {
+
+const ModelFamily& family_for(const PretrainedConfig& config, ModelTask task) {
+  const ModelFamily& family = model_family(config.model_type(), config.where("model_type"));
+  for (ModelTask t : family.tasks)
+    if (t == task) return family;
+  std::vector<std::string> names;
+  for (ModelTask t : family.tasks) names.push_back(task_name(t));
+  BERTH_FAIL("model_type \"", family.model_type, "\" has no ", task_name(task), " head in berth; it has ",
+             text::join(names, ", "), ". Fix: pass --task with one of those, or use a family that has it");
+}
+
+}  // namespace
+
+std::shared_ptr<TaskModel> build_task_model(const PretrainedConfig& config, ModelTask task,
+                                            const TaskModelInit& init) {
+  return family_for(config, task).build(config, task, init);
+}
+
+Pretrained<std::shared_ptr<TaskModel>> load_task_model(const std::string& dir_text,
+                                                       const PretrainedOptions& options,
+                                                       std::optional<ModelTask> task) {
+  const fs::path dir(dir_text);
+  BERTH_CHECK(fs::is_directory(dir), dir_text,
+              ": not a directory. Fix: pass an HF model directory (config.json + model.safetensors)");
+  BERTH_CHECK(fs::exists(dir / "config.json"), dir_text,
+              ": no config.json. Fix: an HF model directory holds config.json next to model.safetensors");
+  BERTH_CHECK(at::isFloatingType(options.dtype), "from_pretrained: dtype ", dtype_name(options.dtype),
+              " is not a floating-point type. Fix: use float32, float64, bfloat16 or float16");
+  std::vector<std::string> config_warnings;
+  PretrainedConfig config = PretrainedConfig::load((dir / "config.json").string(), &config_warnings);
+  if (options.labels) config.set_labels(*options.labels);
+  if (options.num_labels) config.set_num_labels(*options.num_labels);
+  const ModelTask chosen = task.value_or(default_task(config));
+  const ModelFamily& family = family_for(config, chosen);
+
+  Pretrained<std::shared_ptr<TaskModel>> result;
+  result.model = family.build(config, chosen, TaskModelInit{/*random=*/false, std::nullopt});
+  result.model->module().to(options.dtype);
+  result.report = load_weights(result.model->module(), dir_text, family.layout(config, chosen), options,
+                               config.num_labels());
+  // config.json's warnings come first, as HF logs them.
+  std::vector<std::string>& warnings = result.report.warnings;
+  warnings.insert(warnings.begin(), config_warnings.begin(), config_warnings.end());
+  return result;
 }
 
 }  // namespace berth

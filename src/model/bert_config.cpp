@@ -4,6 +4,7 @@
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "core/text.h"
+#include "model/config_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,204 +18,14 @@
 namespace berth {
 namespace {
 
-using Json = nlohmann::json;
+using config::check_dropout;
+using config::check_positive;
+using config::Json;
+using config::json_type;
+using config::Reader;
+using config::Where;
 
 const std::vector<std::string> kActivations = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
-const std::vector<std::string> kProblemTypes = {kRegression, kSingleLabelClassification,
-                                                kMultiLabelClassification};
-
-// Names a field in messages: "dir/config.json:7: hidden_size" when read from a file, "hidden_size" else.
-using Where = std::function<std::string(const std::string& field)>;
-
-// 1-based line of byte `offset` in `text`.
-int line_at(const std::string& text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 +
-         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-}
-
-// The line where `"key"` is followed by a colon: good enough to point a user at a top-level field.
-std::optional<int> line_of_key(const std::string& text, const std::string& key) {
-  const std::string quoted = "\"" + key + "\"";
-  for (std::size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
-    std::size_t next = at + quoted.size();
-    while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
-    if (next < text.size() && text[next] == ':') return line_at(text, at);
-  }
-  return std::nullopt;
-}
-
-std::string json_type(const Json& value) {
-  if (value.is_null()) return "null";
-  if (value.is_boolean()) return "a boolean";
-  if (value.is_number_integer() || value.is_number_unsigned()) return "an integer";
-  if (value.is_number_float()) return "a number with a fraction";
-  if (value.is_string()) return "a string";
-  if (value.is_array()) return "a list";
-  return "an object";
-}
-
-// Reads the fields of one config.json object, reporting each problem at its field's line.
-class Reader {
- public:
-  Reader(const Json& json, const Where& where) : json_(json), where_(where) {}
-
-  bool has(const std::string& key) const { return json_.contains(key); }
-
-  void integer(const std::string& key, int64_t& out, bool required = false) {
-    if (!present(key, required, "an integer")) return;
-    const Json& value = json_.at(key);
-    BERTH_CHECK(value.is_number_integer() || value.is_number_unsigned(), where_(key),
-                " must be an integer, found ", json_type(value), " (", value.dump(),
-                "). Fix: write it as a whole number, e.g. \"", key, "\": ", out);
-    out = value.get<int64_t>();
-  }
-
-  void optional_integer(const std::string& key, std::optional<int64_t>& out) {
-    if (!has(key)) return;
-    if (json_.at(key).is_null()) {
-      out.reset();
-      return;
-    }
-    int64_t value = out.value_or(0);
-    integer(key, value);
-    out = value;
-  }
-
-  void number(const std::string& key, double& out) {
-    if (!present(key, false, "a number")) return;
-    const Json& value = json_.at(key);
-    BERTH_CHECK(value.is_number(), where_(key), " must be a number, found ", json_type(value), " (",
-                value.dump(), "). Fix: write it as a number, e.g. \"", key, "\": ", Json(out).dump());
-    out = value.get<double>();
-  }
-
-  void optional_number(const std::string& key, std::optional<double>& out) {
-    if (!has(key)) return;
-    if (json_.at(key).is_null()) {
-      out.reset();
-      return;
-    }
-    double value = 0;
-    number(key, value);
-    out = value;
-  }
-
-  void string(const std::string& key, std::string& out) {
-    if (!present(key, false, "a string")) return;
-    const Json& value = json_.at(key);
-    BERTH_CHECK(value.is_string(), where_(key), " must be a string, found ", json_type(value), " (",
-                value.dump(), "). Fix: write it in quotes, e.g. \"", key, "\": \"", out, "\"");
-    out = value.get<std::string>();
-  }
-
-  void optional_string(const std::string& key, std::optional<std::string>& out) {
-    if (!has(key)) return;
-    if (json_.at(key).is_null()) {
-      out.reset();
-      return;
-    }
-    std::string value;
-    string(key, value);
-    out = value;
-  }
-
-  void boolean(const std::string& key, bool& out) {
-    if (!present(key, false, "true or false")) return;
-    const Json& value = json_.at(key);
-    BERTH_CHECK(value.is_boolean(), where_(key), " must be true or false, found ", json_type(value), " (",
-                value.dump(), ")");
-    out = value.get<bool>();
-  }
-
- private:
-  bool present(const std::string& key, bool required, const char* kind) {
-    if (!has(key)) {
-      BERTH_CHECK(!required, where_(key), " is missing: BERT's config.json must give ", key, " (", kind,
-                  "). Fix: add \"", key,
-                  "\" to config.json, e.g. from the config of the checkpoint the weights came "
-                  "from");
-      return false;
-    }
-    return true;
-  }
-
-  const Json& json_;
-  const Where& where_;
-};
-
-void read_labels(const Json& json, const Where& where, BertConfig& config,
-                 std::vector<std::string>* warnings) {
-  std::optional<int64_t> num_labels;
-  if (json.contains("num_labels") && !json.at("num_labels").is_null()) {
-    int64_t value = 0;
-    Reader(json, where).integer("num_labels", value);
-    BERTH_CHECK(value >= 1, where("num_labels"), " (", value,
-                ") must be at least 1: the classifier needs one output per label. Fix: set num_labels to 1 "
-                "(regression) or the number of classes");
-    num_labels = value;
-  }
-  const bool has_id2label = json.contains("id2label") && !json.at("id2label").is_null();
-  if (has_id2label) {
-    const Json& id2label = json.at("id2label");
-    BERTH_CHECK(id2label.is_object(), where("id2label"),
-                " must be an object mapping label ids to names, found ", json_type(id2label),
-                ". Fix: write e.g. \"id2label\": {\"0\": \"ham\", \"1\": \"spam\"}");
-    std::map<int64_t, std::string> labels;
-    for (const auto& [key, name] : id2label.items()) {
-      // JSON keys are strings; HF turns them back into ints with int(key).
-      std::size_t used = 0;
-      int64_t id = -1;
-      try {
-        id = std::stoll(key, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      BERTH_CHECK(
-          used == key.size() && !key.empty(), where("id2label"), " key \"", key,
-          "\" is not a label id: keys must be the integers 0..num_labels-1 written as strings, e.g. \"0\"");
-      BERTH_CHECK(name.is_string(), where("id2label"), " entry \"", key,
-                  "\" must be a label name (a string), found ", json_type(name), " (", name.dump(), ")");
-      labels[id] = name.get<std::string>();
-    }
-    BERTH_CHECK(!labels.empty(), where("id2label"),
-                " is empty: a classifier needs at least one label. Fix: remove id2label (2 labels by "
-                "default) or list "
-                "the labels");
-    int64_t expected = 0;
-    for (const auto& [id, name] : labels) {
-      BERTH_CHECK(id == expected, where("id2label"), " has ids ", labels.begin()->first, "..",
-                  labels.rbegin()->first, " with ", expected, " missing: ids must be 0..", labels.size() - 1,
-                  ", one per classifier output. Fix: number the labels from 0 without gaps");
-      ++expected;
-    }
-    config.id2label = labels;
-    if (num_labels && *num_labels != config.num_labels() && warnings) {
-      warnings->push_back("You passed `num_labels=" + std::to_string(*num_labels) +
-                          "` which is incompatible to the `id2label` map of length `" +
-                          std::to_string(config.num_labels()) + "`.");
-    }
-  } else {
-    config.set_num_labels(num_labels.value_or(2));
-  }
-
-  if (json.contains("label2id") && !json.at("label2id").is_null()) {
-    const Json& label2id = json.at("label2id");
-    BERTH_CHECK(label2id.is_object(), where("label2id"),
-                " must be an object mapping label names to ids, found ", json_type(label2id),
-                ". Fix: write e.g. \"label2id\": {\"ham\": 0, \"spam\": 1}");
-    std::map<std::string, int64_t> ids;
-    for (const auto& [name, id] : label2id.items()) {
-      BERTH_CHECK(id.is_number_integer() || id.is_number_unsigned(), where("label2id"), " entry \"", name,
-                  "\" must be a label id (an integer), found ", json_type(id), " (", id.dump(), ")");
-      ids[name] = id.get<int64_t>();
-    }
-    config.label2id = ids;
-  } else if (has_id2label) {
-    config.label2id.clear();
-    for (const auto& [id, name] : config.id2label) config.label2id[name] = id;
-  }
-}
 
 // Not among them: position_embedding_type, read (it must be "absolute") but otherwise kept as read, since
 // transformers 5's BertConfig has no such field and writes it back only when the file it loaded had it.
@@ -228,18 +39,6 @@ const std::set<std::string>& known_fields() {
       // Written by whichever transformers saved the file; berth writes none (it is not transformers).
       "transformers_version"};
   return fields;
-}
-
-void check_positive(const Where& where, const char* field, int64_t value, const char* role) {
-  BERTH_CHECK(value > 0, where(field), " (", value, ") must be positive: it is ", role,
-              ". Fix: use the value from the checkpoint's own config.json");
-}
-
-void check_dropout(const Where& where, const char* field, double value) {
-  BERTH_CHECK(
-      value >= 0.0 && value < 1.0, where(field), " (", value,
-      ") must be in [0, 1): it is the probability of zeroing an activation in training. Fix: use e.g. 0.1, "
-      "or 0 for no dropout");
 }
 
 void validate_config(const BertConfig& c, const Where& where) {
@@ -282,61 +81,24 @@ void validate_config(const BertConfig& c, const Where& where) {
       "\" is not supported: berth implements BERT's \"absolute\" position embeddings only (relative_key and "
       "relative_key_query need extra weights). Fix: use a checkpoint trained with \"absolute\"");
   BERTH_CHECK(c.num_labels() >= 1, where("id2label"), " is empty: a classifier needs at least one label");
-  if (c.problem_type) {
-    BERTH_CHECK(std::find(kProblemTypes.begin(), kProblemTypes.end(), *c.problem_type) != kProblemTypes.end(),
-                where("problem_type"), " \"", *c.problem_type, "\" is not one of ",
-                text::join(kProblemTypes, ", "),
-                ". Fix: use one of those, or null to choose from the labels as HF does");
-    BERTH_CHECK(!(*c.problem_type == kSingleLabelClassification && c.num_labels() == 1),
-                where("problem_type"),
-                " \"single_label_classification\" requires num_labels > 1, found 1 label. Fix: for binary "
-                "classification use 2 labels, or use problem_type \"regression\" for a single-output head");
-  }
+  config::check_problem_type(where, c.problem_type, c.num_labels());
 }
 
 }  // namespace
 
-void BertConfig::set_num_labels(int64_t count) {
-  BERTH_CHECK(count >= 1, "num_labels (", count,
-              ") must be at least 1: the classifier needs one output per label");
-  if (count == num_labels()) return;
-  id2label.clear();
-  label2id.clear();
-  for (int64_t i = 0; i < count; ++i) {
-    id2label[i] = "LABEL_" + std::to_string(i);
-    label2id[id2label[i]] = i;
-  }
-}
+void BertConfig::set_num_labels(int64_t count) { config::set_num_labels(count, id2label, label2id); }
 
 void BertConfig::set_labels(const std::vector<std::string>& labels) {
-  BERTH_CHECK(!labels.empty(), "set_labels: a classifier needs at least one label, found none");
-  id2label.clear();
-  label2id.clear();
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    id2label[static_cast<int64_t>(i)] = labels[i];
-    label2id[labels[i]] = static_cast<int64_t>(i);
-  }
+  config::set_labels(labels, id2label, label2id);
 }
 
 BertConfig BertConfig::from_json_text(const std::string& text, const std::string& source,
                                       std::vector<std::string>* warnings) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    BERTH_FAIL(source, ":", line_at(text, e.byte > 0 ? e.byte - 1 : 0), ": not valid JSON (", e.what(),
-               "). Fix: repair the file, or copy config.json again from the checkpoint");
-  }
-  BERTH_CHECK(json.is_object(), source, ":1: config.json must hold one JSON object ({...}), found ",
-              json_type(json));
-
-  const Where where = [&](const std::string& field) {
-    std::optional<int> line = line_of_key(text, field);
-    return source + (line ? ":" + std::to_string(*line) : "") + ": " + field;
-  };
+  const Json json = config::parse_object(text, source);
+  const Where where = config::where_in(text, source);
 
   BertConfig config;
-  Reader read(json, where);
+  Reader read(json, where, "BERT's");
   std::string model_type = "bert";
   read.string("model_type", model_type);
   BERTH_CHECK(
@@ -363,15 +125,8 @@ BertConfig BertConfig::from_json_text(const std::string& text, const std::string
   // Newer transformers write "dtype", older "torch_dtype"; when both are there HF keeps "dtype".
   read.optional_string("torch_dtype", config.torch_dtype);
   read.optional_string("dtype", config.torch_dtype);
-  if (json.contains("architectures") && !json.at("architectures").is_null()) {
-    const Json& list = json.at("architectures");
-    bool strings = list.is_array();
-    for (const Json& item : list) strings = strings && item.is_string();
-    BERTH_CHECK(strings, where("architectures"), " must be a list of class names, found ", list.dump(),
-                ". Fix: write e.g. \"architectures\": [\"BertForSequenceClassification\"]");
-    config.architectures = list.get<std::vector<std::string>>();
-  }
-  read_labels(json, where, config, warnings);
+  config.architectures = config::read_architectures(json, where);
+  config::read_labels(json, where, config.id2label, config.label2id, warnings);
 
   for (const auto& [key, value] : json.items()) {
     if (!known_fields().count(key)) config.extra_fields[key] = value.dump();
@@ -410,13 +165,7 @@ std::string BertConfig::to_json_text() const {
   json["pad_token_id"] = pad_token_id ? Json(*pad_token_id) : Json(nullptr);
   json["use_cache"] = use_cache;
   // PretrainedConfig's own fields are written only when they differ from its defaults (to_diff_dict).
-  const BertConfig defaults;
-  if (id2label != defaults.id2label) {
-    Json labels = Json::object();
-    for (const auto& [id, name] : id2label) labels[std::to_string(id)] = name;
-    json["id2label"] = labels;
-  }
-  if (label2id != defaults.label2id) json["label2id"] = label2id;
+  config::write_labels(json, id2label, label2id);
   if (problem_type) json["problem_type"] = *problem_type;
   if (architectures) json["architectures"] = *architectures;
   // transformers 5 writes "dtype" (it still reads the old name, "torch_dtype").

@@ -2,26 +2,19 @@
 // does.
 #include "berth/model/pretrained.h"
 
+#include "berth/model/checkpoint_io.h"
+
 #include "berth/core/error.h"
-#include "berth/io/safetensors.h"
 #include "berth/placement/inspect.h"
 
 #include <torch/torch.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <set>
-#include <sstream>
 
 namespace berth {
 namespace {
 
 namespace fs = std::filesystem;
-
-// BertPreTrainedModel.base_model_prefix: what a head model calls its BertModel.
-const std::string kPrefix = "bert.";
 
 template <typename Model>
 struct ModelTraits;
@@ -42,184 +35,15 @@ struct ModelTraits<BertForSequenceClassification> {
   }
 };
 
-bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Python's repr of a list of strings, as HF's warnings print them: ['a', 'b'].
-std::string python_list(const std::vector<std::string>& names) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", '" : "'") + names[i] + "'";
-  return out + "]";
-}
-
-// torch.Size([3, 32]), as HF prints shapes.
-std::string torch_size(const std::vector<int64_t>& shape) {
-  std::string out = "torch.Size([";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "])";
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) { return format_shape(shape); }
-
-// The tensors of one checkpoint, possibly spread over several safetensors shards.
-class Checkpoint {
- public:
-  static Checkpoint open(const fs::path& dir) {
-    Checkpoint checkpoint;
-    const fs::path single = dir / "model.safetensors";
-    const fs::path index = dir / "model.safetensors.index.json";
-    if (fs::exists(single)) {
-      checkpoint.add_file(single.string());
-    } else if (fs::exists(index)) {
-      checkpoint.add_shards(dir, index);
-    } else {
-      BERTH_CHECK(
-          !fs::exists(dir / "pytorch_model.bin") && !fs::exists(dir / "pytorch_model.bin.index.json"),
-          dir.string(),
-          ": has pytorch_model.bin but no model.safetensors. berth reads safetensors only (a pickle can run "
-          "code when loaded). Fix: convert it once with Python: python3 -c \"import torch; from "
-          "safetensors.torch import save_file; sd = torch.load('",
-          (dir / "pytorch_model.bin").string(),
-          "', map_location='cpu'); save_file({k: v.clone().contiguous() for k, v in sd.items()}, '",
-          single.string(), "', metadata={'format': 'pt'})\"");
-      BERTH_FAIL(dir.string(),
-                 ": no model.safetensors (nor model.safetensors.index.json) found. Fix: point at an "
-                 "HF model directory holding config.json and model.safetensors");
-    }
-    return checkpoint;
-  }
-
-  const std::map<std::string, std::size_t>& names() const { return where_; }
-  std::vector<int64_t> shape(const std::string& name) const { return files_[where_.at(name)].shape(name); }
-  at::Tensor tensor(const std::string& name) const { return files_[where_.at(name)].tensor(name); }
-
- private:
-  void add_file(const std::string& path) {
-    files_.push_back(io::SafetensorsFile::open(path));
-    for (const std::string& name : files_.back().names()) {
-      BERTH_CHECK(where_.emplace(name, files_.size() - 1).second, path, ": tensor ", name,
-                  " is also in another shard. Fix: each tensor must be in exactly one shard");
-    }
-  }
-
-  void add_shards(const fs::path& dir, const fs::path& index) {
-    std::ifstream in(index);
-    BERTH_CHECK(in.good(), index.string(), ": cannot open the shard index");
-    nlohmann::json json;
-    try {
-      json = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      BERTH_FAIL(index.string(), ": not valid JSON (", e.what(), ")");
-    }
-    BERTH_CHECK(json.is_object() && json.contains("weight_map") && json["weight_map"].is_object(),
-                index.string(), ": expected an object with \"weight_map\": {tensor name: shard file}");
-    std::set<std::string> shards;
-    for (const auto& [name, file] : json["weight_map"].items()) {
-      BERTH_CHECK(file.is_string(), index.string(), ": weight_map[\"", name,
-                  "\"] must be a file name, found ", file.dump());
-      const std::string shard = file.get<std::string>();
-      BERTH_CHECK(shard.find('/') == std::string::npos && shard != ".." && !shard.empty(), index.string(),
-                  ": shard \"", shard, "\" must be a file name inside the model directory");
-      shards.insert(shard);
-    }
-    for (const std::string& shard : shards) add_file((dir / shard).string());
-  }
-
-  std::vector<io::SafetensorsFile> files_;
-  std::map<std::string, std::size_t> where_;  // tensor name -> files_ index
-};
-
-// HF renames a few legacy names on load (TensorFlow-era LayerNorm gamma/beta).
-std::string modern_name(const std::string& name) {
-  if (ends_with(name, "LayerNorm.gamma")) return name.substr(0, name.size() - 5) + "weight";
-  if (ends_with(name, "LayerNorm.beta")) return name.substr(0, name.size() - 4) + "bias";
-  return name;
-}
-
-// Buffers older transformers saved (persistent then, non-persistent now): HF drops them silently.
-bool is_dropped_buffer(const std::string& name) {
-  return ends_with(name, "embeddings.position_ids") || ends_with(name, "embeddings.token_type_ids");
-}
-
-enum class PrefixMode {
-  Same,            // checkpoint and model name tensors alike
-  StripFromModel,  // a BertModel checkpoint into a head model: the model's "bert.x" is the checkpoint's "x"
-  AddToModel,      // a head checkpoint into BertModel: the model's "x" is the checkpoint's "bert.x"
-};
-
-std::string checkpoint_name(PrefixMode mode, const std::string& model_name) {
-  switch (mode) {
-    case PrefixMode::Same:
-      return model_name;
-    case PrefixMode::StripFromModel:
-      return starts_with(model_name, kPrefix) ? model_name.substr(kPrefix.size()) : model_name;
-    case PrefixMode::AddToModel:
-      return kPrefix + model_name;
-  }
-  BERTH_BUG(false, "unknown PrefixMode");
-}
-
-void add_warnings(LoadReport& report, const std::string& model_name, const std::string& dir) {
-  if (!report.unexpected.empty()) {
-    report.warnings.push_back(
-        "Some weights of the model checkpoint at " + dir + " were not used when initializing " + model_name +
-        ": " + python_list(report.unexpected) + "\n- This IS expected if you are initializing " + model_name +
-        " from the checkpoint of a model trained on another task or with another architecture (e.g. "
-        "initializing a "
-        "BertForSequenceClassification model from a BertForPreTraining model).\n- This IS NOT expected if "
-        "you are "
-        "initializing " +
-        model_name +
-        " from the checkpoint of a model that you expect to be exactly identical (initializing a "
-        "BertForSequenceClassification model from a BertForSequenceClassification model).");
-  }
-  if (!report.missing.empty()) {
-    report.warnings.push_back(
-        "Some weights of " + model_name + " were not initialized from the model checkpoint at " + dir +
-        " and are newly initialized: " + python_list(report.missing) +
-        "\nYou should probably TRAIN this model on a down-stream task to be able to use it for "
-        "predictions and inference.");
-  }
-  if (!report.mismatched.empty()) {
-    std::string lines;
-    for (const auto& m : report.mismatched) {
-      lines += (lines.empty() ? "" : "\n") + std::string("- ") + m.name + ": found shape " +
-               torch_size(m.checkpoint_shape) + " in the checkpoint and " + torch_size(m.model_shape) +
-               " in the model instantiated";
-    }
-    report.warnings.push_back(
-        "Some weights of " + model_name + " were not initialized from the model checkpoint at " + dir +
-        " and are newly initialized because the shapes did not match:\n" + lines +
-        "\nYou should probably TRAIN this model on a down-stream task to be able to use it for "
-        "predictions and inference.");
-  }
-}
-
-std::string mismatch_error(const std::vector<LoadReport::Mismatch>& mismatched, const std::string& model_name,
-                           const std::string& dir, const BertConfig& config) {
-  std::ostringstream out;
-  out << dir << ": " << mismatched.size() << " tensor" << (mismatched.size() == 1 ? "" : "s")
-      << " in model.safetensors do not fit " << model_name << " built from config.json:";
-  bool classifier = false;
-  for (const auto& m : mismatched) {
-    out << "\n  " << m.name << ": checkpoint has " << shape_text(m.checkpoint_shape) << ", the model expects "
-        << shape_text(m.model_shape);
-    classifier = classifier || m.name.rfind("classifier.", 0) == 0;
-  }
-  out << "\nFix: ";
-  if (classifier) {
-    out << "the model has num_labels = " << config.num_labels()
-        << "; load with the checkpoint's own labels (leave num_labels/labels unset), or pass "
-           "ignore_mismatched_sizes to start a new classifier for your labels";
-  } else {
-    out << "config.json does not describe these weights: use the config.json saved with them (or pass "
-           "ignore_mismatched_sizes to re-initialise the mismatched tensors)";
-  }
-  return out.str();
+// BERT's checkpoint names: HF's BertPreTrainedModel rules.
+CheckpointLayout bert_layout(const char* architecture) {
+  CheckpointLayout layout;
+  layout.architecture = architecture;
+  layout.base_prefix = "bert.";
+  // Buffers older transformers saved (persistent then, non-persistent now): HF drops them silently.
+  layout.ignored = {"embeddings.position_ids", "embeddings.token_type_ids"};
+  layout.head_prefixes = {"classifier."};
+  return layout;
 }
 
 }  // namespace
@@ -234,79 +58,21 @@ Pretrained<Model> from_pretrained(const std::string& dir_text, const PretrainedO
   BERTH_CHECK(at::isFloatingType(options.dtype), "from_pretrained: dtype ", dtype_name(options.dtype),
               " is not a floating-point type. Fix: use float32, float64, bfloat16 or float16");
 
-  Pretrained<Model> result;
-  LoadReport& report = result.report;
-  BertConfig config = BertConfig::load((dir / "config.json").string(), &report.warnings);
+  std::vector<std::string> config_warnings;
+  BertConfig config = BertConfig::load((dir / "config.json").string(), &config_warnings);
   if (options.labels) config.set_labels(*options.labels);
   if (options.num_labels) config.set_num_labels(*options.num_labels);
-  const Checkpoint checkpoint = Checkpoint::open(dir);
-
-  // Checkpoint names as HF sees them after its renames: modern name -> stored name.
-  std::map<std::string, std::string> stored;
-  for (const auto& [name, file] : checkpoint.names()) {
-    if (is_dropped_buffer(name)) continue;
-    const std::string modern = modern_name(name);
-    if (modern != name) report.renamed.push_back(name + " -> " + modern);
-    stored[modern] = name;
-  }
-
   Model model = ModelTraits<Model>::build(config);
   model->to(options.dtype);
-  const std::vector<NamedTensor> tensors = module_tensors(*model);
-
-  auto any_prefixed = [](auto begin, auto end, auto name_of) {
-    for (auto it = begin; it != end; ++it)
-      if (starts_with(name_of(*it), kPrefix)) return true;
-    return false;
+  CheckpointLayout layout = bert_layout(ModelTraits<Model>::kName);
+  layout.init = [&config](torch::nn::Module& module, std::optional<uint64_t> seed) {
+    init_bert_weights(module, config.initializer_range, seed);
   };
-  const bool has_prefix =
-      any_prefixed(stored.begin(), stored.end(), [](const auto& item) { return item.first; });
-  const bool expects_prefix =
-      any_prefixed(tensors.begin(), tensors.end(), [](const NamedTensor& t) { return t.name; });
-  const PrefixMode mode = !has_prefix && expects_prefix   ? PrefixMode::StripFromModel
-                          : has_prefix && !expects_prefix ? PrefixMode::AddToModel
-                                                          : PrefixMode::Same;
-
-  std::vector<std::pair<const NamedTensor*, std::string>> to_load;  // model tensor, checkpoint (modern) name
-  std::set<std::string> used;
-  for (const NamedTensor& tensor : tensors) {
-    const std::string name = checkpoint_name(mode, tensor.name);
-    auto found = stored.find(name);
-    if (found == stored.end()) {
-      report.missing.push_back(name);
-      continue;
-    }
-    used.insert(name);
-    const std::vector<int64_t> checkpoint_shape = checkpoint.shape(found->second);
-    const std::vector<int64_t> model_shape = tensor.tensor.sizes().vec();
-    if (checkpoint_shape != model_shape) {
-      report.mismatched.push_back({name, checkpoint_shape, model_shape});
-      continue;
-    }
-    to_load.emplace_back(&tensor, found->second);
-  }
-  for (const auto& [name, original] : stored) {
-    if (!used.count(name)) report.unexpected.push_back(original);
-  }
-  BERTH_CHECK(report.mismatched.empty() || options.ignore_mismatched_sizes,
-              mismatch_error(report.mismatched, ModelTraits<Model>::kName, dir_text, config));
-
-  // HF initialises what the checkpoint does not provide; everything else is overwritten next.
-  if (!report.missing.empty() || !report.mismatched.empty()) {
-    init_bert_weights(*model, config.initializer_range, options.seed);
-  }
-  {
-    torch::NoGradGuard no_grad;
-    for (const auto& [target, name] : to_load) {
-      at::Tensor value = checkpoint.tensor(name);
-      BERTH_CHECK(at::isFloatingType(value.scalar_type()), dir_text, "/model.safetensors: tensor ", name,
-                  " has dtype ", dtype_name(value.scalar_type()), " but ", target->name,
-                  " holds floating-point weights. Fix: re-export the checkpoint");
-      at::Tensor destination = target->tensor;
-      destination.copy_(value.to(destination.scalar_type()));
-    }
-  }
-  add_warnings(report, ModelTraits<Model>::kName, dir_text);
+  Pretrained<Model> result;
+  result.report = load_weights(*model, dir_text, layout, options, config.num_labels());
+  // config.json's warnings come first, as HF logs them.
+  std::vector<std::string>& warnings = result.report.warnings;
+  warnings.insert(warnings.begin(), config_warnings.begin(), config_warnings.end());
   result.model = model;
   return result;
 }
@@ -318,39 +84,10 @@ template Pretrained<BertForSequenceClassification> from_pretrained<BertForSequen
 namespace {
 
 void save_model(const torch::nn::Module& module, BertConfig config, const std::string& architecture,
-                const std::string& dir_text) {
-  std::map<std::string, at::Tensor> tensors;
-  std::map<const void*, std::string> storages;
-  std::optional<c10::ScalarType> dtype;
-  for (const NamedTensor& named : module_tensors(module)) {
-    const at::Tensor& t = named.tensor;
-    BERTH_CHECK(
-        t.device().type() != c10::kMeta, "save_pretrained: ", named.name,
-        " is on the meta device (it holds no values). Fix: load or initialise the model before saving");
-    // safetensors stores each tensor on its own: two names over the same memory would come back as two
-    // independent tensors. BERT classification ties nothing; say so loudly if that ever changes. (Distinct
-    // slices of one buffer, as ZeRO-3 gathers a block's parameters, are not tied.)
-    const void* storage = t.numel() > 0 ? t.data_ptr() : static_cast<const void*>(&named);
-    auto [it, fresh] = storages.emplace(storage, named.name);
-    BERTH_CHECK(
-        fresh, "save_pretrained: ", named.name, " and ", it->second,
-        " share memory (tied weights); safetensors would save them as two unrelated tensors. Fix: untie "
-        "them (clone one) before saving");
-    if (named.kind == TensorKind::Parameter && !dtype) dtype = t.scalar_type();
-    tensors[named.name] = t.detach();
-  }
-  BERTH_BUG(dtype.has_value(), "a BERT model without parameters");
+                const std::string& dir) {
+  config.torch_dtype = save_module_tensors(module, dir);
   config.architectures = std::vector<std::string>{architecture};
-  config.torch_dtype = dtype_name(*dtype);
-
-  const fs::path dir(dir_text);
-  std::error_code error;
-  fs::create_directories(dir, error);
-  BERTH_CHECK(!error && fs::is_directory(dir), dir_text, ": cannot create the model directory (",
-              error ? error.message() : "a file has that name", "). Fix: choose a writable path");
-  // Both writers go through a temporary file renamed into place.
-  io::save_safetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}});
-  config.save((dir / "config.json").string());
+  config.save((fs::path(dir) / "config.json").string());
 }
 
 }  // namespace

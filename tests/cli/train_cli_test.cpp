@@ -20,7 +20,6 @@ using testing::expect_contains;
 using testing::run_cli;
 using testing::TempDir;
 
-const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
 
 // Ham and spam sentences from words the tiny model's vocabulary knows (letters at worst).
 void write_split(const std::string& path, int rows, int offset) {
@@ -55,7 +54,7 @@ class TrainCli : public ::testing::Test {
 TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
   const std::string out = dir.file("run");
   const auto result =
-      run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+      run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
               " --max_steps 6 --logging-steps 2 --save_strategy steps --save-steps 3 "
               "--eval_strategy steps --eval_steps 3 --max_length 32 --learning_rate 1e-3 --seed 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -82,12 +81,12 @@ TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
   const std::string same_args =
       " --max_steps 6 --logging-steps 2 --save_strategy steps --save-steps 3 "
       "--eval_strategy steps --eval_steps 3 --max_length 32 --learning_rate 1e-3 --seed 3";
-  const auto resumed = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+  const auto resumed = run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
                                same_args + " --resume_from_checkpoint " + out + "/checkpoint-3");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   expect_contains(resumed.output, {"Resumed at step 3", "step 6/6"});
   // Resuming under another schedule would jump the learning rate: refused, naming the difference.
-  const auto changed = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+  const auto changed = run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
                                " --max_steps 6 --max_length 32 --resume_from_checkpoint latest");
   EXPECT_EQ(changed.exit_code, 2);
   expect_contains(changed.output, {"base_lr is 0.001 in the saved state", "--learning_rate"});
@@ -106,7 +105,7 @@ std::vector<nlohmann::json> predicted_logits(const std::string& model, const std
 
 TEST_F(TrainCli, HeadTailTruncationIsSavedAndUsedByPredictAndEval) {
   const std::string out = dir.file("head_tail");
-  const auto result = run_cli("train --model " + kTinyModel + data_flags() + " --output-dir " + out +
+  const auto result = run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
                               " --max_steps 2 --save_strategy no --max_length 10 --truncation_keep_head 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_contains(result.output, {"max_length 10, head+tail: the first 3 tokens and the last 5"});
@@ -151,7 +150,7 @@ TEST_F(TrainCli, HeadTailTruncationIsSavedAndUsedByPredictAndEval) {
 
 TEST_F(TrainCli, TrainsAPresetFromScratch) {
   const auto result =
-      run_cli("train --model-preset bert-tiny --tokenizer " + kTinyModel +
+      run_cli("train --model-preset bert-tiny --tokenizer " + testing::tiny_bert_classifier_dir() +
               " --config-overrides max_position_embeddings=64" + data_flags() + " --output-dir " +
               dir.file("scratch") + " --max-steps 2 --save-strategy no --max-length 32");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -163,13 +162,13 @@ TEST_F(TrainCli, TrainsAPresetFromScratch) {
 }
 
 TEST_F(TrainCli, BadInputNamesTheFlagAndTheFix) {
-  const std::string base = "train --model " + kTinyModel + data_flags() + " --output-dir " + dir.file("bad");
+  const std::string base = "train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + dir.file("bad");
   auto result = run_cli(base + " --learning_rate -1");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output, {"learning_rate", "-1"});
 
   result =
-      run_cli("train --model " + kTinyModel + " --model-preset bert-tiny" + data_flags() + " --output-dir x");
+      run_cli("train --model " + testing::tiny_bert_classifier_dir() + " --model-preset bert-tiny" + data_flags() + " --output-dir x");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output, {"exactly one of --model DIR", "--model-preset"});
 

@@ -26,7 +26,7 @@ EnvLookup table(Env env) {
   };
 }
 
-std::string error_text(const Env& env) {
+std::string env_error(const Env& env) {
   return testing::error_text([&] { detect_dist_env(table(env)); });
 }
 
@@ -92,34 +92,34 @@ TEST(DistEnv, HandSetRankAndWorldSizeMeanOneNode) {
 }
 
 TEST(DistEnv, PartialTorchrunListsSetAndMissing) {
-  expect_contains(error_text({{"LOCAL_RANK", "0"}}), {"incomplete torchrun variables", "set: LOCAL_RANK=0",
+  expect_contains(env_error({{"LOCAL_RANK", "0"}}), {"incomplete torchrun variables", "set: LOCAL_RANK=0",
                                                       "missing: RANK, WORLD_SIZE", "Fix:"});
-  expect_contains(error_text({{"RANK", "0"}}), {"set: RANK=0", "missing: WORLD_SIZE"});
-  expect_contains(error_text({{"WORLD_SIZE", "2"}}), {"set: WORLD_SIZE=2", "missing: RANK"});
+  expect_contains(env_error({{"RANK", "0"}}), {"set: RANK=0", "missing: WORLD_SIZE"});
+  expect_contains(env_error({{"WORLD_SIZE", "2"}}), {"set: WORLD_SIZE=2", "missing: RANK"});
 }
 
 TEST(DistEnv, LocalRankOffNodeNeedsLocalWorldSize) {
-  expect_contains(error_text({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}}),
+  expect_contains(env_error({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}}),
                   {"LOCAL_RANK=1 differs from RANK=3", "LOCAL_WORLD_SIZE", "missing"});
 }
 
 TEST(DistEnv, RankMustBeBelowWorldSize) {
-  expect_contains(error_text({{"RANK", "3"}, {"WORLD_SIZE", "2"}}),
+  expect_contains(env_error({{"RANK", "3"}, {"WORLD_SIZE", "2"}}),
                   {"RANK=3 but WORLD_SIZE=2: ranks run from 0 to WORLD_SIZE-1. Fix:"});
 }
 
 TEST(DistEnv, LocalRankMustBeBelowLocalWorldSize) {
-  expect_contains(error_text(torchrun_worker(2, 4, 2, 2)),
+  expect_contains(env_error(torchrun_worker(2, 4, 2, 2)),
                   {"LOCAL_RANK=2 but LOCAL_WORLD_SIZE=2", "from 0 to LOCAL_WORLD_SIZE-1"});
 }
 
 TEST(DistEnv, NonIntegerAndNegativeValuesNameTheVariable) {
-  expect_contains(error_text({{"RANK", "one"}, {"WORLD_SIZE", "2"}}),
+  expect_contains(env_error({{"RANK", "one"}, {"WORLD_SIZE", "2"}}),
                   {"RANK='one' is not an integer", "Fix:"});
-  expect_contains(error_text({{"RANK", "0"}, {"WORLD_SIZE", "2.5"}}), {"WORLD_SIZE='2.5' is not an integer"});
-  expect_contains(error_text({{"RANK", "-1"}, {"WORLD_SIZE", "2"}}), {"RANK=-1 is negative"});
-  expect_contains(error_text({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), {"WORLD_SIZE=0", "at least 1"});
-  expect_contains(error_text({{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
+  expect_contains(env_error({{"RANK", "0"}, {"WORLD_SIZE", "2.5"}}), {"WORLD_SIZE='2.5' is not an integer"});
+  expect_contains(env_error({{"RANK", "-1"}, {"WORLD_SIZE", "2"}}), {"RANK=-1 is negative"});
+  expect_contains(env_error({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), {"WORLD_SIZE=0", "at least 1"});
+  expect_contains(env_error({{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
                   {"OMPI_COMM_WORLD_RANK='x' is not an integer"});
 }
 
@@ -157,7 +157,7 @@ TEST(DistEnv, SlurmUnevenNodesUseThisNodesCount) {
   EXPECT_EQ(detected.local_world_size, 1);
 
   env.erase("SLURM_NODEID");
-  expect_contains(error_text(env), {"SLURM_STEP_TASKS_PER_NODE=2(x2),1", "SLURM_NODEID is unset"});
+  expect_contains(env_error(env), {"SLURM_STEP_TASKS_PER_NODE=2(x2),1", "SLURM_NODEID is unset"});
 }
 
 TEST(DistEnv, SlurmBatchScriptIsNotDistributed) {
@@ -202,7 +202,7 @@ TEST(DistEnv, ConflictingSourcesNameBoth) {
                                                                 {"OMPI_COMM_WORLD_SIZE", "4"},
                                                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                                                                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
-  expect_contains(error_text(env),
+  expect_contains(env_error(env),
                   {"launcher variables disagree", "torchrun says rank 1 of 2 (RANK=1, WORLD_SIZE=2)",
                    "OpenMPI says rank 3 of 4", "OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4",
                    "Fix: unset one launcher's variables or launch with only one of them"});
@@ -226,14 +226,14 @@ TEST(DistEnv, SrunStartingOneTorchrunPerNodeIsNotAConflict) {
 }
 
 TEST(DistEnv, SrunAndStaleTorchrunVariablesConflict) {
-  expect_contains(error_text(merged({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, srun_task(3))),
+  expect_contains(env_error(merged({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, srun_task(3))),
                   {"torchrun says rank 0 of 2", "Slurm (srun) says rank 3 of 4", "SLURM_PROCID=3"});
 }
 
 TEST(DistEnv, MasterPortMustBeAPort) {
   for (const std::string bad : {"0", "65536", "http", "-5", ""}) {
     SCOPED_TRACE("'" + bad + "'");
-    expect_contains(error_text({{"MASTER_PORT", bad}}),
+    expect_contains(env_error({{"MASTER_PORT", bad}}),
                     {"MASTER_PORT='" + bad + "' is not a port", "1 to 65535", "Fix:"});
   }
   EXPECT_EQ(detect_dist_env(table({{"MASTER_PORT", "65535"}})).master_port, std::optional<int>(65535));
@@ -254,7 +254,7 @@ TEST(DistEnvRendezvous, OpenMpiOnSeveralNodesNeedsMasterAddr) {
                          {"OMPI_COMM_WORLD_SIZE", "4"},
                          {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                          {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}};
-  expect_contains(error_text(two_nodes),
+  expect_contains(env_error(two_nodes),
                   {"mpirun started 4 ranks on several nodes", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
                    "MASTER_ADDR is unset", "mpirun -x MASTER_ADDR="});
   const DistEnv env =
@@ -294,7 +294,7 @@ TEST(DistEnvRendezvous, SlurmTakesTheFirstNodeAndAJobPort) {
   old_name["SLURM_NODELIST"] = "a-[3-4]-b";
   EXPECT_EQ(detect_dist_env(table(old_name)).master_addr, std::optional<std::string>("a-3-b"));
   old_name.erase("SLURM_NODELIST");
-  expect_contains(error_text(old_name),
+  expect_contains(env_error(old_name),
                   {"srun started 4 ranks on several nodes", "SLURM_JOB_NODELIST", "export MASTER_ADDR="});
 }
 

@@ -15,7 +15,7 @@ namespace {
 using testing::error_text;
 using testing::expect_contains;
 
-CudaInfo fake_gpus(int count) {
+CudaInfo visible_gpus(int count) {
   CudaInfo info;
   info.compiled = true;
   info.available = count > 0;
@@ -35,11 +35,11 @@ DistEnv local(int local_rank, int local_world_size) {
 
 TEST(RankDevice, AutoWithoutCudaIsCpu) {
   EXPECT_EQ(device_for_rank(parse_device("auto"), local(1, 2), CudaInfo{}), c10::Device(c10::kCPU));
-  EXPECT_EQ(device_for_rank(parse_device("auto"), local(0, 1), fake_gpus(0)), c10::Device(c10::kCPU));
+  EXPECT_EQ(device_for_rank(parse_device("auto"), local(0, 1), visible_gpus(0)), c10::Device(c10::kCPU));
 }
 
 TEST(RankDevice, AutoGivesEachLocalRankItsGpu) {
-  const CudaInfo cuda = fake_gpus(2);
+  const CudaInfo cuda = visible_gpus(2);
   EXPECT_EQ(device_for_rank(parse_device("auto"), local(0, 2), cuda), c10::Device(c10::kCUDA, 0));
   EXPECT_EQ(device_for_rank(parse_device("auto"), local(1, 2), cuda), c10::Device(c10::kCUDA, 1));
   EXPECT_EQ(device_for_rank(parse_device("cuda"), local(1, 2), cuda), c10::Device(c10::kCUDA, 1));
@@ -49,11 +49,11 @@ TEST(RankDevice, LocalRankNotGlobalRankPicksTheGpu) {
   DistEnv env = local(1, 2);
   env.rank = 6;
   env.world_size = 8;
-  EXPECT_EQ(device_for_rank(parse_device("auto"), env, fake_gpus(2)), c10::Device(c10::kCUDA, 1));
+  EXPECT_EQ(device_for_rank(parse_device("auto"), env, visible_gpus(2)), c10::Device(c10::kCUDA, 1));
 }
 
 TEST(RankDevice, MoreLocalRanksThanGpusNeedsPermission) {
-  const CudaInfo cuda = fake_gpus(2);
+  const CudaInfo cuda = visible_gpus(2);
   expect_contains(error_text([&] { device_for_rank(parse_device("auto"), local(2, 3), cuda); }),
                   {"3 local ranks on this node but only 2 CUDA devices are visible",
                    "CUDA_VISIBLE_DEVICES is unset", "--nproc-per-node 2", "--allow-shared-device"});
@@ -66,7 +66,7 @@ TEST(RankDevice, MoreLocalRanksThanGpusNeedsPermission) {
 }
 
 TEST(RankDevice, FixedGpuForSeveralLocalRanksNeedsPermission) {
-  const CudaInfo cuda = fake_gpus(2);
+  const CudaInfo cuda = visible_gpus(2);
   expect_contains(
       error_text([&] { device_for_rank(parse_device("cuda:1"), local(0, 2), cuda); }),
       {"all 2 local ranks would use cuda:1", "berth runs one process per device",
@@ -79,17 +79,17 @@ TEST(RankDevice, FixedGpuForSeveralLocalRanksNeedsPermission) {
 }
 
 TEST(RankDevice, ExplicitDevicesStillChecked) {
-  expect_contains(error_text([] { device_for_rank(parse_device("cuda:2"), local(0, 1), fake_gpus(2)); }),
+  expect_contains(error_text([] { device_for_rank(parse_device("cuda:2"), local(0, 1), visible_gpus(2)); }),
                   {"device 'cuda:2' requested", "only 2 CUDA devices are visible"});
   expect_contains(error_text([] { device_for_rank(parse_device("cuda"), local(0, 1), CudaInfo{}); }),
                   {"built without CUDA"});
-  expect_contains(error_text([] { device_for_rank(parse_device("cuda"), local(0, 1), fake_gpus(0)); }),
+  expect_contains(error_text([] { device_for_rank(parse_device("cuda"), local(0, 1), visible_gpus(0)); }),
                   {"no CUDA device is visible"});
 }
 
 TEST(RankDevice, CpuAndMetaAsGivenForAnyRank) {
-  EXPECT_EQ(device_for_rank(parse_device("cpu"), local(3, 4), fake_gpus(2)), c10::Device(c10::kCPU));
-  EXPECT_EQ(device_for_rank(parse_device("meta"), local(3, 4), fake_gpus(2)), c10::Device(c10::kMeta));
+  EXPECT_EQ(device_for_rank(parse_device("cpu"), local(3, 4), visible_gpus(2)), c10::Device(c10::kCPU));
+  EXPECT_EQ(device_for_rank(parse_device("meta"), local(3, 4), visible_gpus(2)), c10::Device(c10::kMeta));
 }
 
 }  // namespace

@@ -25,7 +25,6 @@ using testing::run_program;
 using testing::TempDir;
 
 const std::string kCli = BERTH_CLI_PATH;
-const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
 
 class DdpTraining : public ::testing::Test {
  protected:
@@ -44,7 +43,7 @@ class DdpTraining : public ::testing::Test {
     std::string save_strategy = "no";
   };
   std::string train_args(const std::string& out, const Run& run) const {
-    return "train --model-preset bert-tiny --tokenizer " + kTinyModel +
+    return "train --model-preset bert-tiny --tokenizer " + testing::tiny_bert_classifier_dir() +
            " --config-overrides "
            "max_position_embeddings=64,hidden_dropout_prob=0,attention_probs_dropout_prob=0" +
            run.config + " --train " + dir.file("train.jsonl") + " --eval " + dir.file("eval.jsonl") +

@@ -30,7 +30,7 @@ using testing::run_ranks;
 
 // 3 encoder layers, hidden 32: 6 blocks; parameters of more than 32 elements are partitioned, LayerNorms and
 // the hidden-size biases stay whole (persistent) with the threshold below.
-BertConfig tiny_config(int64_t layers = 3) {
+BertConfig zero3_config(int64_t layers = 3) {
   BertConfig config;
   config.vocab_size = 100;
   config.hidden_size = 32;
@@ -99,7 +99,7 @@ Reference reference(const BertConfig& config, int rank) {
 int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
 TEST(Zero3Parameters, PartitionHoldsHalfAndGatherRestoresTheValues) {
-  const BertConfig config = tiny_config();
+  const BertConfig config = zero3_config();
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
     auto model = make_model(config);
     const FlatLayout layout = layout_of(*model);
@@ -156,7 +156,7 @@ class Zero3Training : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(Zero3Training, LogitsAndGradientsEqualTheUnpartitionedModelTwice) {
   const Variant variant = GetParam();
-  const BertConfig config = tiny_config();
+  const BertConfig config = zero3_config();
   std::vector<Reference> refs{reference(config, 0), reference(config, 1)};
   std::vector<Zero3Stats> stats(2);
   int64_t full_bytes = 0;
@@ -223,7 +223,7 @@ INSTANTIATE_TEST_SUITE_P(Zero3, Zero3Training,
 
 // A forward whose output is dropped leaves nothing gathered; two backwards before a step accumulate.
 TEST(Zero3Parameters, ForwardWithoutBackwardAndGradientAccumulation) {
-  const BertConfig config = tiny_config();
+  const BertConfig config = zero3_config();
   std::vector<Reference> refs{reference(config, 0), reference(config, 1)};
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
     auto model = make_model(config);
@@ -249,7 +249,7 @@ TEST(Zero3Parameters, ForwardWithoutBackwardAndGradientAccumulation) {
 }
 
 TEST(Zero3Parameters, UpdatedPiecesAreGatheredAndPersistentOnesBroadcast) {
-  const BertConfig config = tiny_config(1);
+  const BertConfig config = zero3_config(1);
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
     auto model = make_model(config);
     std::vector<at::Tensor> original;
@@ -283,19 +283,19 @@ TEST(Zero3Parameters, ModelWithoutLayerHooksIsRefused) {
                    "berth::LayeredModel", "Fix: use ZeRO stage 2"});
   ZeroOptions stage2 = stage3();
   stage2.stage = 2;
-  auto model = make_model(tiny_config(1));
+  auto model = make_model(zero3_config(1));
   PartitionedParameters wrong(make_local_communicator(), stage2);
   expect_contains(error_text([&] { wrong.partition(*model, layout_of(*model)); }),
                   {"stage 3", "the options say stage 2"});
 }
 
 TEST(Zero3Parameters, ForwardAfterDestroyingThePartitionIsAnError) {
-  auto model = make_model(tiny_config(1));
+  auto model = make_model(zero3_config(1));
   {
     PartitionedParameters params(make_local_communicator(), stage3());
     params.partition(*model, layout_of(*model));
   }
-  const auto [ids, labels] = batch_of(tiny_config(1), 0);
+  const auto [ids, labels] = batch_of(zero3_config(1), 0);
   expect_contains(error_text([&] { model->forward(ids); }),
                   {"PartitionedParameters is gone", "unpartition()"});
 }

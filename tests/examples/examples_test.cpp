@@ -14,7 +14,6 @@ using testing::contains;
 using testing::expect_contains;
 
 #ifdef BERTH_EXAMPLES_BIN_DIR
-const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
 
 testing::CliResult run_example(const std::string& command) {
   return testing::run_program(std::string(BERTH_EXAMPLES_BIN_DIR) + "/" + command);
@@ -29,14 +28,14 @@ TEST(Examples, PlainLoopTrainsThreeEpochs) {
                .dump()
         << "\n";
   out.close();
-  const auto result = run_example("plain_loop --model " + kTinyModel + " --train " + dir.file("train.jsonl") +
+  const auto result = run_example("plain_loop --model " + testing::tiny_bert_classifier_dir() + " --train " + dir.file("train.jsonl") +
                                   " --max-length 32");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_contains(result.output, {"epoch 1/3: mean loss", "epoch 3/3: mean loss", "over 3 batches on cpu"});
 }
 
 TEST(Examples, ModelInitIsPlacedOrReported) {
-  const auto result = run_example("model_init --model " + kTinyModel);
+  const auto result = run_example("model_init --model " + testing::tiny_bert_classifier_dir());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   // CPU-only here: the run is on meta, model_init builds on cpu.
   expect_contains(result.output,

@@ -9,7 +9,7 @@
 
 namespace {
 
-void check_against_reference(int64_t cols, double p) {
+void check_layer_norm_against_reference(int64_t cols, double p) {
   torch::manual_seed(4);
   auto param = [](at::Tensor t) { return t.requires_grad_(true); };
   at::Tensor hidden = param(torch::randn({3, 5, cols}));
@@ -42,11 +42,11 @@ void check_against_reference(int64_t cols, double p) {
 }
 
 TEST(ResidualLayerNormKernel, MatchesUnfusedOpsWithoutDropout) {
-  for (int64_t cols : {13, 64, 256}) check_against_reference(cols, 0.0);
+  for (int64_t cols : {13, 64, 256}) check_layer_norm_against_reference(cols, 0.0);
 }
 
 TEST(ResidualLayerNormKernel, MatchesUnfusedOpsWithDropout) {
-  for (int64_t cols : {13, 256}) check_against_reference(cols, 0.1);
+  for (int64_t cols : {13, 256}) check_layer_norm_against_reference(cols, 0.1);
 }
 
 TEST(ResidualLayerNormKernel, EvalRunsThePlainOps) {

@@ -13,12 +13,12 @@
 
 namespace {
 
-const c10::Device kCpu(c10::kCPU);
-const c10::Device kMeta(c10::kMeta);
+const c10::Device kCpuDevice(c10::kCPU);
+const c10::Device kMetaDevice(c10::kMeta);
 
 // fc1 48 B + 16 B, fc2 32 B + 8 B: four parameters, 104 B.
-struct NetImpl : torch::nn::Module {
-  NetImpl() {
+struct OptimNetImpl : torch::nn::Module {
+  OptimNetImpl() {
     fc1 = register_module("fc1", torch::nn::Linear(3, 4));
     fc2 = register_module("fc2", torch::nn::Linear(4, 2));
   }
@@ -27,9 +27,9 @@ struct NetImpl : torch::nn::Module {
   torch::nn::Linear fc1{nullptr};
   torch::nn::Linear fc2{nullptr};
 };
-TORCH_MODULE(Net);
+TORCH_MODULE(OptimNet);
 
-void train_step(Net& net, torch::optim::Optimizer& optimizer, c10::Device device) {
+void train_step(OptimNet& net, torch::optim::Optimizer& optimizer, c10::Device device) {
   optimizer.zero_grad();
   net->forward(torch::ones({5, 3}, torch::TensorOptions().device(device))).sum().backward();
   optimizer.step();
@@ -41,7 +41,7 @@ State& state_of(torch::optim::Optimizer& optimizer, const torch::Tensor& param) 
 }
 
 template <typename Fn>
-std::string placement_error(Fn&& fn) {
+std::string optimizer_placement_error(Fn&& fn) {
   return berth::testing::error_text<berth::PlacementError>(std::forward<Fn>(fn));
 }
 
@@ -55,14 +55,14 @@ std::vector<std::string> state_names_of(const berth::OptimizerStateInspection& i
 }
 
 TEST(OptimizerState, InspectsAdamStateAfterAStep) {
-  Net net;
+  OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
   const berth::OptimizerStateInspection before = berth::inspect_optimizer_state(adam, net.get());
   EXPECT_EQ(before.params, 4);
   EXPECT_EQ(before.params_with_state, 0);
   EXPECT_TRUE(before.tensors.empty());
 
-  train_step(net, adam, kCpu);
+  train_step(net, adam, kCpuDevice);
   const berth::OptimizerStateInspection inspection = berth::inspect_optimizer_state(adam, net.get());
   EXPECT_EQ(inspection.params_with_state, 4);
   ASSERT_EQ(inspection.tensors.size(), 8u);
@@ -80,26 +80,26 @@ TEST(OptimizerState, InspectsAdamStateAfterAStep) {
 }
 
 TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
-  Net net;
+  OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  train_step(net, adam, kCpu);
+  train_step(net, adam, kCpuDevice);
   auto& state = state_of<torch::optim::AdamParamState>(adam, net->fc1->weight);
-  state.exp_avg(state.exp_avg().to(kMeta));
+  state.exp_avg(state.exp_avg().to(kMetaDevice));
 
-  const std::string text = placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
+  const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
   EXPECT_EQ(
       text,
       "optimizer state: 1 state tensor (of 1 parameter) is on another device than the parameter:\n"
       "  fc1.weight on cpu: exp_avg on meta (48 B)\n"
       "Fix: berth::place_optimizer_state(optimizer) moves every state tensor to its parameter's device; "
       "berth's Trainer does this on resume.");
-  const std::string unnamed = placement_error([&] { berth::check_optimizer_state(adam); });
+  const std::string unnamed = optimizer_placement_error([&] { berth::check_optimizer_state(adam); });
   EXPECT_NE(unnamed.find("  param_groups[0].params[0] on cpu: exp_avg on meta (48 B)\n"), std::string::npos)
       << unnamed;
 
   // Meta state holds no moments to bring back, so Move refuses rather than inventing them.
   const std::string move =
-      placement_error([&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Move, net.get()); });
+      optimizer_placement_error([&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Move, net.get()); });
   EXPECT_NE(move.find("cannot move 1 state tensor from meta to its parameter's device"), std::string::npos)
       << move;
   EXPECT_NE(move.find("never materialised:\n  fc1.weight on cpu: exp_avg on meta (48 B)\n"),
@@ -109,12 +109,12 @@ TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
 }
 
 TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
-  Net net;
+  OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  train_step(net, adam, kCpu);
-  berth::place(*net, kMeta);  // the parameters move; Adam's state stays on cpu, as after a careless resume
+  train_step(net, adam, kCpuDevice);
+  berth::place(*net, kMetaDevice);  // the parameters move; Adam's state stays on cpu, as after a careless resume
 
-  const std::string text = placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
+  const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
   EXPECT_NE(
       text.find(
           "optimizer state: 8 state tensors (of 4 parameters) are on another device than the parameter:\n"
@@ -123,7 +123,7 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
       std::string::npos)
       << text;
   try {
-    train_step(net, adam, kMeta);
+    train_step(net, adam, kMetaDevice);
     ADD_FAILURE() << "Adam should refuse parameters and state on different devices";
   } catch (const c10::Error& error) {
     const std::string what = error.what_without_backtrace();
@@ -136,14 +136,14 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
   EXPECT_EQ(report.moved_tensors, 8);
   EXPECT_EQ(report.moved_bytes, 208);
   ASSERT_EQ(report.moved_from.size(), 1u);
-  EXPECT_EQ(report.moved_from[0].device, kCpu);
+  EXPECT_EQ(report.moved_from[0].device, kCpuDevice);
   EXPECT_EQ(report.moved_from[0].first_names[0], "fc1.weight.exp_avg");
   EXPECT_EQ(report.summary(),
             "optimizer state: moved 8 tensors (208 B) to follow their parameters: 8 from cpu");
 
   EXPECT_NO_THROW(berth::check_optimizer_state(adam, net.get()));
   EXPECT_TRUE(state_of<torch::optim::AdamParamState>(adam, net->fc2->bias).exp_avg_sq().is_meta());
-  EXPECT_NO_THROW(train_step(net, adam, kMeta));
+  EXPECT_NO_THROW(train_step(net, adam, kMetaDevice));
 
   const berth::OptimizerStatePlacementReport again = berth::place_optimizer_state(adam);
   EXPECT_EQ(again.moved_tensors, 0);
@@ -151,62 +151,62 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
 }
 
 TEST(OptimizerState, SgdMomentumBuffers) {
-  Net net;
+  OptimNet net;
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
-  train_step(net, sgd, kCpu);
+  train_step(net, sgd, kCpuDevice);
   auto& state = state_of<torch::optim::SGDParamState>(sgd, net->fc2->weight);
-  state.momentum_buffer(state.momentum_buffer().to(kMeta));
-  const std::string text = placement_error([&] { berth::check_optimizer_state(sgd, net.get()); });
+  state.momentum_buffer(state.momentum_buffer().to(kMetaDevice));
+  const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(sgd, net.get()); });
   EXPECT_NE(text.find("  fc2.weight on cpu: momentum_buffer on meta (32 B)\n"), std::string::npos) << text;
 
   state.momentum_buffer(torch::zeros({2, 4}));
-  berth::place(*net, kMeta);
+  berth::place(*net, kMetaDevice);
   const berth::OptimizerStatePlacementReport report = berth::place_optimizer_state(sgd);
   EXPECT_EQ(report.moved_tensors, 4);
   EXPECT_EQ(report.moved_bytes, 104);
   EXPECT_TRUE(state.momentum_buffer().is_meta());
-  EXPECT_NO_THROW(train_step(net, sgd, kMeta));
+  EXPECT_NO_THROW(train_step(net, sgd, kMetaDevice));
 }
 
 TEST(OptimizerState, StrictChecksWithoutMoving) {
-  Net net;
+  OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  train_step(net, adam, kCpu);
+  train_step(net, adam, kCpuDevice);
   const berth::OptimizerStatePlacementReport ok =
       berth::place_optimizer_state(adam, berth::PlacementPolicy::Strict);
   EXPECT_EQ(ok.state_tensors, 8);
   EXPECT_EQ(ok.moved_tensors, 0);
 
-  berth::place(*net, kMeta);
+  berth::place(*net, kMetaDevice);
   const std::string text =
-      placement_error([&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Strict); });
+      optimizer_placement_error([&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Strict); });
   EXPECT_NE(text.find("8 state tensors (of 4 parameters) are on another device"), std::string::npos) << text;
   EXPECT_FALSE(state_of<torch::optim::AdamParamState>(adam, net->fc1->weight).exp_avg().is_meta());
 }
 
 TEST(OptimizerState, FindsTheTensorsOfEveryKnownOptimizer) {
   {
-    Net net;
+    OptimNet net;
     torch::optim::AdamW adamw(net->parameters(), torch::optim::AdamWOptions(0.01).amsgrad(true));
-    train_step(net, adamw, kCpu);
+    train_step(net, adamw, kCpuDevice);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(adamw, net.get()), "fc1.bias"),
               (std::vector<std::string>{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}));
   }
   {
-    Net net;
+    OptimNet net;
     torch::optim::Adagrad adagrad(net->parameters(), 0.01);
-    train_step(net, adagrad, kCpu);
+    train_step(net, adagrad, kCpuDevice);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(adagrad, net.get()), "fc1.bias"),
               std::vector<std::string>{"sum"});
   }
   {
-    Net net;
+    OptimNet net;
     torch::optim::RMSprop rmsprop(net->parameters(),
                                   torch::optim::RMSpropOptions(0.01).momentum(0.9).centered(true));
-    train_step(net, rmsprop, kCpu);
+    train_step(net, rmsprop, kCpuDevice);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(rmsprop, net.get()), "fc1.bias"),
               (std::vector<std::string>{"square_avg", "momentum_buffer", "grad_avg"}));
-    berth::place(*net, kMeta);
+    berth::place(*net, kMetaDevice);
     EXPECT_EQ(berth::place_optimizer_state(rmsprop).moved_tensors, 12);
   }
 }
@@ -217,7 +217,7 @@ struct CustomState : torch::optim::OptimizerCloneableParamState<CustomState> {
 };
 
 TEST(OptimizerState, UnknownStateTypesAreReportedAndLeftAlone) {
-  Net net;
+  OptimNet net;
   torch::optim::SGD sgd(net->parameters(), 0.1);
   sgd.state()[berth::compat::optimizer_state_key(net->fc1->weight)] = std::make_unique<CustomState>();
   const berth::OptimizerStateInspection inspection = berth::inspect_optimizer_state(sgd, net.get());
@@ -228,7 +228,7 @@ TEST(OptimizerState, UnknownStateTypesAreReportedAndLeftAlone) {
   EXPECT_NE(inspection.unknown_states[0].find("CustomState"), std::string::npos)
       << inspection.unknown_states[0];
 
-  berth::place(*net, kMeta);
+  berth::place(*net, kMetaDevice);
   EXPECT_NO_THROW(berth::check_optimizer_state(sgd, net.get()));
   const berth::OptimizerStatePlacementReport report =
       berth::place_optimizer_state(sgd, berth::PlacementPolicy::Move);

@@ -12,12 +12,12 @@
 
 namespace {
 
-const c10::Device kCpu(c10::kCPU);
-const c10::Device kMeta(c10::kMeta);
+const c10::Device kCpuDevice(c10::kCPU);
+const c10::Device kMetaDevice(c10::kMeta);
 
 // embed 48 B + 16 B, norm 16 + 16 (parameters) + 16 + 16 + 8 (buffers), head 32 + 8: 9 tensors, 176 B.
-struct NetImpl : torch::nn::Module {
-  NetImpl() {
+struct PlaceNetImpl : torch::nn::Module {
+  PlaceNetImpl() {
     embed = register_module("embed", torch::nn::Linear(3, 4));
     norm = register_module("norm", torch::nn::BatchNorm1d(4));
     head = register_module("head", torch::nn::Linear(4, 2));
@@ -27,25 +27,25 @@ struct NetImpl : torch::nn::Module {
   torch::nn::BatchNorm1d norm{nullptr};
   torch::nn::Linear head{nullptr};
 };
-TORCH_MODULE(Net);
+TORCH_MODULE(PlaceNet);
 
 template <typename Fn>
-std::string placement_error(Fn&& fn) {
+std::string place_error(Fn&& fn) {
   return berth::testing::error_text<berth::PlacementError>(std::forward<Fn>(fn));
 }
 
 using berth::testing::contains;
 
 TEST(Place, MoveCpuToMetaReportsAndKeepsModuleHandles) {
-  Net net;
-  const berth::PlacementReport report = berth::place(*net, kMeta, berth::PlacementPolicy::Move);
+  PlaceNet net;
+  const berth::PlacementReport report = berth::place(*net, kMetaDevice, berth::PlacementPolicy::Move);
   EXPECT_EQ(report.total_tensors, 9);
   EXPECT_EQ(report.total_bytes, 176);
   EXPECT_EQ(report.moved_tensors, 9);
   EXPECT_EQ(report.moved_bytes, 176);
   EXPECT_EQ(report.moved_grads, 0);
   ASSERT_EQ(report.moved_from.size(), 1u);
-  EXPECT_EQ(report.moved_from[0].device, kCpu);
+  EXPECT_EQ(report.moved_from[0].device, kCpuDevice);
   EXPECT_EQ(report.moved_from[0].count, 9);
   EXPECT_EQ(report.summary(), "placement: moved 9 tensors (176 B) to meta: 9 from cpu");
 
@@ -59,7 +59,7 @@ TEST(Place, MoveCpuToMetaReportsAndKeepsModuleHandles) {
   EXPECT_EQ(net->embed->weight.sizes(), (std::vector<int64_t>{4, 3}));
 
   // Not through norm: libtorch 1.13 has no meta kernel for batch_norm.
-  const torch::Tensor out = net->head(net->embed(torch::ones({5, 3}, kMeta)));
+  const torch::Tensor out = net->head(net->embed(torch::ones({5, 3}, kMetaDevice)));
   EXPECT_TRUE(out.is_meta());
   EXPECT_EQ(out.sizes(), (std::vector<int64_t>{5, 2}));
 }
@@ -68,31 +68,31 @@ TEST(Place, BackwardAfterTheMoveAccumulatesOnTheNewDevice) {
   torch::nn::Linear linear(3, 2);
   // A graph from before the move keeps the weight's cpu grad accumulator alive.
   const torch::Tensor old_graph = linear->forward(torch::ones({1, 3})).sum();
-  berth::place(*linear, kMeta);
-  linear->forward(torch::ones({1, 3}, kMeta)).sum().backward();
+  berth::place(*linear, kMetaDevice);
+  linear->forward(torch::ones({1, 3}, kMetaDevice)).sum().backward();
   EXPECT_TRUE(linear->weight.grad().is_meta());
   EXPECT_EQ(linear->weight.grad().sizes(), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(Place, ParametersAnOptimizerHoldsMoveToo) {
-  Net net;
+  PlaceNet net;
   torch::optim::SGD sgd(net->parameters(), 0.1);
-  berth::place(*net, kMeta);
+  berth::place(*net, kMetaDevice);
   for (const auto& p : sgd.param_groups()[0].params()) EXPECT_TRUE(p.is_meta());
 }
 
 TEST(Place, NothingToMoveSaysSo) {
-  Net net;
-  const berth::PlacementReport report = berth::place(*net, kCpu);
+  PlaceNet net;
+  const berth::PlacementReport report = berth::place(*net, kCpuDevice);
   EXPECT_EQ(report.moved_tensors, 0);
   EXPECT_FALSE(report.moved_anything());
   EXPECT_EQ(report.summary(), "placement: all 9 tensors already on cpu");
 }
 
 TEST(Place, MovesGradsWithTheirParameters) {
-  Net net;
+  PlaceNet net;
   net->forward(torch::ones({5, 3})).sum().backward();
-  const berth::PlacementReport report = berth::place(*net, kMeta);
+  const berth::PlacementReport report = berth::place(*net, kMetaDevice);
   EXPECT_EQ(report.moved_grads, 6);
   EXPECT_EQ(report.moved_grad_bytes, 48 + 16 + 16 + 16 + 32 + 8);
   EXPECT_EQ(report.summary(), "placement: moved 9 tensors (176 B) to meta: 9 from cpu; and 6 grads (136 B)");
@@ -102,9 +102,9 @@ TEST(Place, MovesGradsWithTheirParameters) {
 }
 
 TEST(Place, MovingOffMetaThrowsNamingTheUnmaterialisedTensors) {
-  Net net;
-  berth::place(*net->head, kMeta);
-  const std::string text = placement_error([&] { berth::place(*net, kCpu, berth::PlacementPolicy::Move); });
+  PlaceNet net;
+  berth::place(*net->head, kMetaDevice);
+  const std::string text = place_error([&] { berth::place(*net, kCpuDevice, berth::PlacementPolicy::Move); });
   EXPECT_EQ(
       text,
       "model placement: cannot move 2 tensors from meta to cpu: meta tensors have a shape and dtype but no "
@@ -116,18 +116,18 @@ TEST(Place, MovingOffMetaThrowsNamingTheUnmaterialisedTensors) {
 
 TEST(Place, MetaTensorsStayWhenTheTargetIsMeta) {
   torch::nn::Module module;
-  module.register_parameter("w", torch::empty({2, 5}, torch::TensorOptions().device(kMeta)));
+  module.register_parameter("w", torch::empty({2, 5}, torch::TensorOptions().device(kMetaDevice)));
   module.register_buffer("b", torch::zeros({3}));
-  const berth::PlacementReport report = berth::place(module, kMeta);
+  const berth::PlacementReport report = berth::place(module, kMetaDevice);
   EXPECT_EQ(report.moved_tensors, 1);
   EXPECT_EQ(report.moved_bytes, 12);
   EXPECT_EQ(report.summary(), "placement: moved 1 tensor (12 B) to meta: 1 from cpu");
 }
 
 TEST(Place, StrictWithMixedDevicesExplainsAndMovesNothing) {
-  Net net;
-  berth::place(*net->head, kMeta);
-  const std::string text = placement_error([&] { berth::place(*net, kCpu, berth::PlacementPolicy::Strict); });
+  PlaceNet net;
+  berth::place(*net->head, kMetaDevice);
+  const std::string text = place_error([&] { berth::place(*net, kCpuDevice, berth::PlacementPolicy::Strict); });
   EXPECT_EQ(text,
             "model placement: expected every parameter and buffer on cpu, found 2 of 9 elsewhere:\n"
             "  meta: 2 tensors (40 B): head.weight, head.bias\n"
@@ -137,9 +137,9 @@ TEST(Place, StrictWithMixedDevicesExplainsAndMovesNothing) {
 }
 
 TEST(Place, StrictListsFirstNamesAndCountsTheRest) {
-  Net net;
+  PlaceNet net;
   const std::string text =
-      placement_error([&] { berth::place(*net, kMeta, berth::PlacementPolicy::Strict); });
+      place_error([&] { berth::place(*net, kMetaDevice, berth::PlacementPolicy::Strict); });
   EXPECT_TRUE(contains(text,
                        "expected every parameter and buffer on meta, found 9 of 9 elsewhere:\n"
                        "  cpu: 9 tensors (176 B): embed.weight, embed.bias, norm.weight, and 6 more\n"))
@@ -148,9 +148,9 @@ TEST(Place, StrictListsFirstNamesAndCountsTheRest) {
 }
 
 TEST(Place, StrictWithEverythingInPlaceReturnsAReport) {
-  Net net;
+  PlaceNet net;
   berth::PlacementReport report;
-  EXPECT_NO_THROW(report = berth::place(*net, kCpu, berth::PlacementPolicy::Strict));
+  EXPECT_NO_THROW(report = berth::place(*net, kCpuDevice, berth::PlacementPolicy::Strict));
   EXPECT_EQ(report.total_tensors, 9);
   EXPECT_EQ(report.summary(), "placement: all 9 tensors already on cpu");
 }
@@ -171,21 +171,21 @@ TEST(Place, ParsesAndPrintsPolicies) {
 }
 
 TEST(Place, ModuleDeviceIsTheOneDeviceOrExplainsTheMix) {
-  Net net;
-  EXPECT_EQ(berth::module_device(*net), kCpu);
+  PlaceNet net;
+  EXPECT_EQ(berth::module_device(*net), kCpuDevice);
   torch::nn::Module empty;
   EXPECT_EQ(berth::module_device(empty), std::nullopt);
 
-  berth::place(*net->head, kMeta);
-  const std::string text = placement_error([&] { berth::module_device(*net); });
+  berth::place(*net->head, kMetaDevice);
+  const std::string text = place_error([&] { berth::module_device(*net); });
   EXPECT_TRUE(contains(text,
                        "the model's 9 parameters and buffers are spread over 2 devices; expected one:\n"
                        "  cpu: 7 tensors (136 B): embed.weight, embed.bias, norm.weight, and 4 more\n"
                        "  meta: 2 tensors (40 B): head.weight, head.bias\n"
                        "Fix: berth::place(module, device, PlacementPolicy::Move)"))
       << text;
-  berth::place(*net, kMeta);
-  EXPECT_EQ(berth::module_device(*net), kMeta);
+  berth::place(*net, kMetaDevice);
+  EXPECT_EQ(berth::module_device(*net), kMetaDevice);
 }
 
 }  // namespace

@@ -105,4 +105,7 @@ inline std::string npm_modules_dir() {
   return (env ? std::string(env) : source_dir() + "/.cache") + "/npm/node_modules";
 }
 
+// The tiny BERT classifier checkpoint bert_goldens.py writes (HF transformers' own weights).
+inline std::string tiny_bert_classifier_dir() { return golden_dir() + "/tiny_bert_classifier"; }
+
 }  // namespace berth::testing

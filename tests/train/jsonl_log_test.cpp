@@ -17,7 +17,7 @@ using berth::testing::TempDir;
 namespace berth::train {
 namespace {
 
-std::string read_all(const std::string& path) {
+std::string read_log_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -26,7 +26,7 @@ std::string read_all(const std::string& path) {
 
 std::vector<nlohmann::json> parsed_lines(const std::string& path) {
   std::vector<nlohmann::json> lines;
-  std::istringstream in(read_all(path));
+  std::istringstream in(read_log_file(path));
   std::string line;
   while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
   return lines;
@@ -38,7 +38,7 @@ TEST(JsonlLog, WritesOneObjectPerLineWithAnIntegerStep) {
   JsonlLog log(path, false);
   log.write({{"loss", 0.214}, {"learning_rate", 4.1e-5}, {"epoch", 1.11}, {"step", 370}});
   // Each line is on disk as soon as write returns, not when the log closes.
-  EXPECT_EQ(read_all(path), "{\"step\":370,\"epoch\":1.11,\"learning_rate\":4.1e-05,\"loss\":0.214}\n");
+  EXPECT_EQ(read_log_file(path), "{\"step\":370,\"epoch\":1.11,\"learning_rate\":4.1e-05,\"loss\":0.214}\n");
   log.write({{"eval_loss", 0.3}, {"step", 400}}, {{"split", "eval"}});
   const auto lines = parsed_lines(path);
   ASSERT_EQ(lines.size(), 2u);
@@ -61,7 +61,7 @@ TEST(JsonlLog, AFreshLogReplacesAnOldOne) {
   TempDir dir;
   std::ofstream(dir.file("log.jsonl")) << "{\"step\":1}\n";
   JsonlLog log(dir.file("log.jsonl"), false);
-  EXPECT_EQ(read_all(dir.file("log.jsonl")), "");
+  EXPECT_EQ(read_log_file(dir.file("log.jsonl")), "");
 }
 
 TEST(JsonlLog, ResumingAppendsAndDropsALineACrashCutShort) {

@@ -20,7 +20,6 @@ using testing::run_program;
 using testing::TempDir;
 
 const std::string kCli = BERTH_CLI_PATH;
-const std::string kTinyModel = testing::golden_dir() + "/tiny_bert_classifier";
 const std::string kSeedConfig =
     std::string(BERTH_SOURCE_DIR) + "/tests/train/fixtures/seed_deepspeed_config.json";
 
@@ -45,7 +44,7 @@ class ZeroTraining : public ::testing::Test {
   // bert-tiny without dropout (ranks and one process draw different dropout masks), accumulation 2 and
   // clipping active, as the DDP equivalence tests.
   std::string train_args(const std::string& out, const Run& run) const {
-    return "train --model-preset bert-tiny --tokenizer " + kTinyModel +
+    return "train --model-preset bert-tiny --tokenizer " + testing::tiny_bert_classifier_dir() +
            " --config-overrides "
            "max_position_embeddings=64,hidden_dropout_prob=0,attention_probs_dropout_prob=0"
            " --train " +

@@ -19,7 +19,7 @@ using berth::testing::TempDir;
 namespace berth::train {
 namespace {
 
-size_t count(const std::string& text, const std::string& part) {
+size_t count_of(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
   return n;
@@ -73,8 +73,8 @@ TEST(TrainingReport, OnePolylinePointPerLoggedValue) {
   const size_t lr_chart = html.find("<h3>Learning rate</h3>");
   ASSERT_LT(loss_chart, lr_chart);
   const std::string loss_section = html.substr(loss_chart, lr_chart - loss_chart);
-  EXPECT_EQ(count(loss_section, "<svg"), 1u);
-  EXPECT_EQ(count(loss_section, "<polyline"), 2u);
+  EXPECT_EQ(count_of(loss_section, "<svg"), 1u);
+  EXPECT_EQ(count_of(loss_section, "<polyline"), 2u);
 }
 
 TEST(TrainingReport, IsSelfContainedAndWellFormedEnough) {
@@ -85,15 +85,15 @@ TEST(TrainingReport, IsSelfContainedAndWellFormedEnough) {
   in.confusion = {{90, 3}, {7, 40}};
   in.run_info = {{"model", "bert-tiny"}};
   const std::string html = render_training_report(in);
-  EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
-  EXPECT_EQ(count(html, "<svg"), 5u);  // loss, lr, grad norm, eval_accuracy, eval_f1
-  EXPECT_EQ(count(html, "<table"), count(html, "</table>"));
-  EXPECT_EQ(count(html, "<section"), count(html, "</section>"));
-  EXPECT_EQ(count(html, "http://"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_EQ(count(html, "https://"), 0u);
-  EXPECT_EQ(count(html, "<script"), 0u);
-  EXPECT_EQ(count(html, "<link"), 0u);
-  EXPECT_EQ(count(html, "url("), 0u);
+  EXPECT_EQ(count_of(html, "<svg"), count_of(html, "</svg>"));
+  EXPECT_EQ(count_of(html, "<svg"), 5u);  // loss, lr, grad norm, eval_accuracy, eval_f1
+  EXPECT_EQ(count_of(html, "<table"), count_of(html, "</table>"));
+  EXPECT_EQ(count_of(html, "<section"), count_of(html, "</section>"));
+  EXPECT_EQ(count_of(html, "http://"), count_of(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_EQ(count_of(html, "https://"), 0u);
+  EXPECT_EQ(count_of(html, "<script"), 0u);
+  EXPECT_EQ(count_of(html, "<link"), 0u);
+  EXPECT_EQ(count_of(html, "url("), 0u);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   expect_contains(html, {"</html>\n"});
 }
@@ -147,7 +147,7 @@ TEST(TrainingReport, SinglePointsNoEvalsAndNonFiniteLosses) {
   ReportInputs empty;
   const std::string bare = render_training_report(empty);
   expect_contains(bare, {"Training report", "No finite values were logged"});
-  EXPECT_EQ(count(bare, "<svg"), 0u);
+  EXPECT_EQ(count_of(bare, "<svg"), 0u);
 }
 
 TEST(TrainingReport, NiceTicksCoverTheRangeInSteppedRoundNumbers) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "berth/model/layer_hooks.h"
+#include "berth/model/model_task.h"
 #include "berth/model/problem_type.h"
 #include "berth/placement/batch_check.h"
 
@@ -19,13 +20,16 @@ class Module;
 namespace berth {
 
 struct TaskOutput {
-  at::Tensor logits;  // the head's output per example: (B, num_labels) for sequence classification
-  at::Tensor loss;    // scalar; undefined when the batch has no "labels"
+  // The head's output: (B, num_labels) for sequence classification, (B, T, num_labels) for token
+  // classification, (B, T, vocab) for the language models, (B, T, 2) start/end logits for question answering.
+  at::Tensor logits;
+  at::Tensor loss;  // scalar; undefined when the batch has no "labels"
 };
 
 // What a task model is, for evaluation, prediction and reports.
 struct TaskModelInfo {
   std::string architecture;  // HF's class name, as config.json's "architectures" lists it
+  ModelTask task = ModelTask::SequenceClassification;
   // kSingleLabelClassification, kMultiLabelClassification or kRegression: the config's problem_type, or, when
   // that is unset, what HF's pipelines assume (regression for one label, else single-label).
   std::string problem_type;
@@ -41,7 +45,8 @@ class TaskModel : public LayeredModel {
   // The module holding every parameter (placement, optimizers, train()/eval() go through it).
   virtual torch::nn::Module& module() = 0;
   // batch: "input_ids" (B, T) int64 and the model's optional inputs ("attention_mask", "token_type_ids",
-  // "labels"), on the module's device -> logits and, when the batch has labels, HF's loss. Not named forward:
+  // "labels"; "start_positions"/"end_positions" for question answering), on the module's device -> logits
+  // and, when the batch has labels, HF's loss (the language models shift causal labels themselves, as HF). Not named forward:
   // a TORCH_MODULE holder deduces its operator()'s type from a single forward.
   virtual TaskOutput forward_batch(const Batch& batch) = 0;
   // HF's loss for `logits` as forward returns them and `labels` as the batch holds them (any device, as
