@@ -29,13 +29,13 @@ struct TaskOutput {
 // What a task model is, for evaluation, prediction and reports.
 struct TaskModelInfo {
   std::string architecture;  // HF's class name, as config.json's "architectures" lists it
-  ModelTask task = ModelTask::SequenceClassification;
   // kSingleLabelClassification, kMultiLabelClassification or kRegression: the config's problem_type, or, when
   // that is unset, what HF's pipelines assume (regression for one label, else single-label).
   std::string problem_type;
   std::vector<std::string> labels;  // the head's outputs by id (config.json's id2label)
   int64_t max_positions = 0;        // the longest input in tokens the model takes
   std::string summary;              // its size for reports: "2 layers, hidden 32, vocab 100"
+  ModelTask task = ModelTask::SequenceClassification;
 };
 
 // A model with a task head. Its parameters carry HF's names, so checkpoints, optimizer state and ZeRO
