@@ -25,6 +25,11 @@ struct PredictCommandOptions {
 
 nlohmann::json prediction_json(const Prediction& p) {
   nlohmann::json line;
+  if (p.generated_text) {
+    line["generated_text"] = *p.generated_text;
+    line["generated_ids"] = p.generated_ids;
+    return line;
+  }
   if (p.value) {
     line["label"] = *p.value;
   } else {
@@ -41,7 +46,7 @@ nlohmann::json prediction_json(const Prediction& p) {
 CommandAction add_predict_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("predict",
                                  "Label each {\"text\", \"text_pair\"?} line of a JSONL file with a "
-                                 "fine-tuned classifier");
+                                 "fine-tuned classifier, or continue it with a causal LM");
   auto options = std::make_shared<PredictCommandOptions>();
   cmd->add_option("--model", options->model,
                   "HF model directory: config.json, model.safetensors, vocab.txt and/or tokenizer.json")
@@ -60,6 +65,18 @@ CommandAction add_predict_command(CLI::App& app) {
   cmd->add_option("--device", options->predictor.device, "auto, cpu, cuda or cuda:N")
       ->envname("BERTH_DEVICE")
       ->capture_default_str();
+  GenerateOptions& generate = options->predictor.generate;
+  cmd->add_option("--max-new-tokens", generate.max_new_tokens, "Causal LMs: tokens to generate per input")
+      ->capture_default_str();
+  cmd->add_flag("--do-sample", generate.do_sample,
+                "Causal LMs: sample each token (temperature, top-k, top-p) instead of the most probable");
+  cmd->add_option("--temperature", generate.temperature, "With --do-sample")->capture_default_str();
+  cmd->add_option("--top-k", generate.top_k, "With --do-sample: keep the k most probable tokens (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--top-p", generate.top_p,
+                  "With --do-sample: keep the most probable tokens up to this mass")
+      ->capture_default_str();
+  cmd->add_option("--seed", generate.seed, "With --do-sample: the sampling seed")->capture_default_str();
   return [options] {
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
     // Inputs cut as the model learned them (berth train's training_args.json, when the dir has one).

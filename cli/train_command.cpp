@@ -11,6 +11,7 @@
 #include "berth/device/dist_env.h"
 #include "berth/launch/launcher.h"
 #include "berth/model/auto_model.h"
+#include "berth/model/model_presets.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
@@ -90,17 +91,23 @@ struct EvalCommandOptions {
   size_t max_length = 0;
   std::string device = "auto";
   std::string output;
+  std::string task;  // empty: the checkpoint's architectures
 };
 
 int run_eval(const EvalCommandOptions& options) {
   const tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(options.model);
-  auto loaded = load_task_model(options.model);
-  BERTH_CHECK(loaded.report.missing.empty(), "eval: ", options.model,
-              " is not a fine-tuned classifier (it lacks ", loaded.report.missing.front(),
-              "). Fix: evaluate the output directory of `berth train`");
+  std::optional<ModelTask> task;
+  if (!options.task.empty()) task = parse_task(options.task);
+  auto loaded = load_task_model(options.model, {}, task);
   const TaskModelInfo info = loaded.model->info();
+  BERTH_CHECK(
+      loaded.report.missing.empty(), "eval: ", options.model, " is not a trained ", task_name(info.task),
+      " model (it lacks ", loaded.report.missing.front(),
+      "). Fix: evaluate the output directory of `berth train`, or pass the --task it was trained for");
   const std::vector<std::string>& model_labels = info.labels;
-  data::LoadedDatasets data = data::load_datasets(options.data, data::LabelMap(model_labels));
+  const bool classifier = info.task == ModelTask::SequenceClassification;
+  data::LoadedDatasets data = data::load_datasets(
+      options.data, classifier ? std::optional<data::LabelMap>(data::LabelMap(model_labels)) : std::nullopt);
   const std::optional<data::TextDataset>* chosen = &data.test;
   if (options.split == "validation" || options.split == "eval") chosen = &data.eval;
   if (options.split == "train") chosen = &data.train;
@@ -146,8 +153,19 @@ CommandAction add_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainCommandOptions>();
   cmd->add_option("--model", options->job.model,
                   "HF model directory to fine-tune (config.json, model.safetensors, tokenizer)");
-  cmd->add_option("--model-preset", options->job.model_preset,
-                  "Train from scratch: bert-tiny, bert-mini, bert-small or bert-base");
+  cmd->add_option(
+      "--model-preset", options->job.model_preset, "Train from scratch: " + [] {
+        std::string names;
+        for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
+        return names;
+      }());
+  cmd->add_option("--block-size", options->job.block_size,
+                  "causal-lm: concatenate the texts and train on blocks of this many tokens (0: one text per "
+                  "row, padded)")
+      ->capture_default_str();
+  cmd->add_option("--task", options->job.task,
+                  "sequence-classification, causal-lm, ... (default: what the checkpoint's architectures "
+                  "say, else sequence-classification)");
   cmd->add_option("--tokenizer", options->job.tokenizer,
                   "Tokenizer directory (default: the --model directory)");
   cmd->add_option(
@@ -197,6 +215,9 @@ CommandAction add_eval_command(CLI::App& app) {
       ->envname("BERTH_DEVICE")
       ->capture_default_str();
   cmd->add_option("--output", options->output, "Also write the metrics as JSON here");
+  cmd->add_option("--task", options->task,
+                  "The head to evaluate: sequence-classification, causal-lm, ... (default: the checkpoint's "
+                  "architectures); causal-lm reports eval_loss and eval_perplexity");
   return [options] { return run_eval(*options); };
 }
 

@@ -15,7 +15,7 @@
 namespace berth::data {
 
 Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, int64_t pad_token_id,
-              size_t pad_to_multiple_of) {
+              size_t pad_to_multiple_of, BatchLabels labels) {
   size_t longest = 0;
   for (size_t row : rows) longest = std::max(longest, dataset.encoding(row).ids.size());
   if (pad_to_multiple_of > 0)
@@ -43,7 +43,10 @@ Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, 
     }
   }
   Batch out{{"input_ids", input_ids}, {"token_type_ids", token_type_ids}, {"attention_mask", attention_mask}};
-  if (dataset.labels().defined()) {
+  if (labels == BatchLabels::InputIds) {
+    // HF masks every pad_token_id, padding or not (a pad token that is also EOS is not learnt either).
+    out.emplace("labels", input_ids.masked_fill(input_ids == pad_token_id, -100));
+  } else if (dataset.labels().defined()) {
     std::vector<int64_t> index(rows.begin(), rows.end());
     out.emplace("labels", dataset.labels().index_select(0, at::tensor(index, options)));
   }
@@ -111,9 +114,9 @@ class DataLoader::Epoch {
   };
 
   Batch make(size_t k) const {
-    return options_.collate_fn
-               ? options_.collate_fn(dataset_, batches_[k])
-               : collate(dataset_, batches_[k], options_.pad_token_id, options_.pad_to_multiple_of);
+    return options_.collate_fn ? options_.collate_fn(dataset_, batches_[k])
+                               : collate(dataset_, batches_[k], options_.pad_token_id,
+                                         options_.pad_to_multiple_of, options_.labels);
   }
 
   // The consumer's wait is bounded by batch_timeout: a stuck collate becomes an error, not a hang.

@@ -18,8 +18,9 @@ namespace fs = std::filesystem;
 // BERT's config from a PretrainedConfig: read from the file's own text when there is one (its messages then
 // name the file's lines), with the labels as the PretrainedConfig holds them now.
 BertConfig bert_config(const PretrainedConfig& config) {
-  BertConfig bert = config.text().empty() ? BertConfig::from_json_text(config.to_json_text(), "BertConfig")
-                                          : BertConfig::from_json_text(config.text(), config.source());
+  const std::string source = config.source().empty() ? "BertConfig" : config.source();
+  BertConfig bert =
+      BertConfig::from_json_text(config.text().empty() ? config.to_json_text() : config.text(), source);
   bert.id2label = config.id2label;
   bert.label2id = config.label2id;
   bert.problem_type = config.problem_type;
@@ -94,6 +95,13 @@ const ModelFamily& family_for(const PretrainedConfig& config, ModelTask task) {
 
 }  // namespace
 
+int64_t max_positions(const PretrainedConfig& config) {
+  const ModelFamily& family = model_family(config.model_type(), config.where("model_type"));
+  if (family.max_positions) return family.max_positions(config);
+  if (config.has("n_positions")) return config.get_int("n_positions");
+  return config.get_int("max_position_embeddings");
+}
+
 std::shared_ptr<TaskModel> build_task_model(const PretrainedConfig& config, ModelTask task,
                                             const TaskModelInit& init) {
   return family_for(config, task).build(config, task, init);
@@ -113,6 +121,7 @@ Pretrained<std::shared_ptr<TaskModel>> load_task_model(const std::string& dir_te
   PretrainedConfig config = PretrainedConfig::load((dir / "config.json").string(), &config_warnings);
   if (options.labels) config.set_labels(*options.labels);
   if (options.num_labels) config.set_num_labels(*options.num_labels);
+  if (options.problem_type) config.problem_type = *options.problem_type;
   const ModelTask chosen = task.value_or(default_task(config));
   const ModelFamily& family = family_for(config, chosen);
 

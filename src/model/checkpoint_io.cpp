@@ -1,4 +1,5 @@
-// Checkpoint I/O for any family: safetensors into a module by HF's names and rules, and back out as HF writes.
+// Checkpoint I/O for any family: safetensors into a module by HF's names and rules, and back out as HF
+// writes.
 #include "berth/model/checkpoint_io.h"
 
 #include "berth/core/error.h"
@@ -176,8 +177,8 @@ void add_warnings(LoadReport& report, const std::string& model_name, const std::
   }
 }
 
-std::string mismatch_error(const std::vector<LoadReport::Mismatch>& mismatched, const CheckpointLayout& layout,
-                           const std::string& dir, int64_t num_labels) {
+std::string mismatch_error(const std::vector<LoadReport::Mismatch>& mismatched,
+                           const CheckpointLayout& layout, const std::string& dir, int64_t num_labels) {
   std::ostringstream out;
   out << dir << ": " << mismatched.size() << " tensor" << (mismatched.size() == 1 ? "" : "s")
       << " in model.safetensors do not fit " << layout.architecture << " built from config.json:";
@@ -200,8 +201,8 @@ std::string mismatch_error(const std::vector<LoadReport::Mismatch>& mismatched, 
 }
 
 // Which way the base-model prefix differs between checkpoint and model.
-PrefixMode prefix_mode(const std::map<std::string, std::string>& stored, const std::vector<NamedTensor>& tensors,
-                       const std::string& prefix) {
+PrefixMode prefix_mode(const std::map<std::string, std::string>& stored,
+                       const std::vector<NamedTensor>& tensors, const std::string& prefix) {
   if (prefix.empty()) return PrefixMode::Same;
   bool has_prefix = false;
   for (const auto& item : stored) has_prefix = has_prefix || starts_with(item.first, prefix);
@@ -254,12 +255,13 @@ LoadReport load_weights(torch::nn::Module& module, const std::string& dir, const
               mismatch_error(report.mismatched, layout, dir, num_labels));
 
   // HF initialises what the checkpoint does not provide; everything else is overwritten next.
-  if ((!report.missing.empty() || !report.mismatched.empty()) && layout.init) layout.init(module, options.seed);
+  if ((!report.missing.empty() || !report.mismatched.empty()) && layout.init)
+    layout.init(module, options.seed);
   torch::NoGradGuard no_grad;
   for (const auto& [target, name] : to_load) {
     at::Tensor value = checkpoint.tensor(name);
-    BERTH_CHECK(at::isFloatingType(value.scalar_type()), dir, "/model.safetensors: tensor ", name, " has dtype ",
-                dtype_name(value.scalar_type()), " but ", target->name,
+    BERTH_CHECK(at::isFloatingType(value.scalar_type()), dir, "/model.safetensors: tensor ", name,
+                " has dtype ", dtype_name(value.scalar_type()), " but ", target->name,
                 " holds floating-point weights. Fix: re-export the checkpoint");
     at::Tensor destination = target->tensor;
     destination.copy_(value.to(destination.scalar_type()));

@@ -268,12 +268,14 @@ void check_dropout(const Where& where, const char* field, double value) {
       "or 0 for no dropout");
 }
 
-void check_problem_type(const Where& where, const std::optional<std::string>& problem_type, int64_t num_labels) {
+void check_problem_type(const Where& where, const std::optional<std::string>& problem_type,
+                        int64_t num_labels) {
   static const std::vector<std::string> kProblemTypes = {kRegression, kSingleLabelClassification,
                                                          kMultiLabelClassification};
   if (!problem_type) return;
   BERTH_CHECK(std::find(kProblemTypes.begin(), kProblemTypes.end(), *problem_type) != kProblemTypes.end(),
-              where("problem_type"), " \"", *problem_type, "\" is not one of ", text::join(kProblemTypes, ", "),
+              where("problem_type"), " \"", *problem_type, "\" is not one of ",
+              text::join(kProblemTypes, ", "),
               ". Fix: use one of those, or null to choose from the labels as HF does");
   BERTH_CHECK(!(*problem_type == kSingleLabelClassification && num_labels == 1), where("problem_type"),
               " \"single_label_classification\" requires num_labels > 1, found 1 label. Fix: for binary "

@@ -71,6 +71,7 @@ std::optional<std::vector<std::string>> read_architectures(const Json& json, con
 void check_positive(const Where& where, const char* field, int64_t value, const char* role);
 void check_dropout(const Where& where, const char* field, double value);
 // problem_type: one of HF's three, and single-label needs two labels or more.
-void check_problem_type(const Where& where, const std::optional<std::string>& problem_type, int64_t num_labels);
+void check_problem_type(const Where& where, const std::optional<std::string>& problem_type,
+                        int64_t num_labels);
 
 }  // namespace berth::config

@@ -35,13 +35,14 @@ at::Tensor stack_field(const std::vector<tokenizer::Encoding>& encodings,
 }  // namespace
 
 Predictor::Predictor(std::shared_ptr<TaskModel> model, tokenizer::Tokenizer tokenizer, LoadReport report,
-                     c10::Device device, size_t batch_size)
+                     c10::Device device, const PredictorOptions& options)
     : model_(std::move(model)),
       info_(model_->info()),
       tokenizer_(std::move(tokenizer)),
       report_(std::move(report)),
       device_(device),
-      batch_size_(batch_size) {}
+      batch_size_(options.batch_size),
+      generate_(options.generate) {}
 
 Predictor Predictor::load(const std::string& dir, const PredictorOptions& options) {
   BERTH_CHECK(options.batch_size > 0, "predict: --batch-size must be at least 1, got 0");
@@ -74,16 +75,37 @@ Predictor Predictor::load(const std::string& dir, const PredictorOptions& option
   truncation.max_length = max_length;
   truncation.keep_head = options.keep_head;
   tokenizer.set_truncation(truncation);
-  tokenizer::PaddingOptions padding;
-  padding.strategy = tokenizer::PaddingStrategy::Longest;
-  padding.pad_id = tokenizer.pad_token_id();
-  padding.pad_token = *tokenizer.special_tokens.pad;
-  tokenizer.set_padding(padding);
-  return Predictor(std::move(model), std::move(tokenizer), std::move(loaded.report), device,
-                   options.batch_size);
+  PredictorOptions resolved = options;
+  if (model->info().task == ModelTask::CausalLM) {
+    // One prompt at a time, unpadded; generation stops at the tokenizer's EOS unless told otherwise.
+    if (!resolved.generate.eos_token_id && tokenizer.special_tokens.eos)
+      resolved.generate.eos_token_id = tokenizer.token_to_id(*tokenizer.special_tokens.eos);
+  } else {
+    tokenizer::PaddingOptions padding;
+    padding.strategy = tokenizer::PaddingStrategy::Longest;
+    padding.pad_id = tokenizer.pad_token_id();
+    padding.pad_token = *tokenizer.special_tokens.pad;
+    tokenizer.set_padding(padding);
+  }
+  return Predictor(std::move(model), std::move(tokenizer), std::move(loaded.report), device, resolved);
+}
+
+std::vector<Prediction> Predictor::generate_texts(const std::vector<tokenizer::EncodeInput>& inputs) const {
+  std::vector<Prediction> predictions;
+  for (const tokenizer::EncodeInput& input : inputs) {
+    std::optional<std::string_view> pair;
+    if (input.text_pair) pair = *input.text_pair;
+    const tokenizer::Encoding encoding = tokenizer_.encode(input.text, pair);
+    Prediction p;
+    p.generated_ids = generate(*model_, encoding.ids, generate_, device_);
+    p.generated_text = std::string(input.text) + tokenizer_.decode(p.generated_ids, true);
+    predictions.push_back(std::move(p));
+  }
+  return predictions;
 }
 
 std::vector<Prediction> Predictor::predict(const std::vector<tokenizer::EncodeInput>& inputs) const {
+  if (info_.task == ModelTask::CausalLM) return generate_texts(inputs);
   std::vector<Prediction> predictions;
   predictions.reserve(inputs.size());
   const std::vector<std::string>& labels = info_.labels;

@@ -62,6 +62,7 @@ Pretrained<Model> from_pretrained(const std::string& dir_text, const PretrainedO
   BertConfig config = BertConfig::load((dir / "config.json").string(), &config_warnings);
   if (options.labels) config.set_labels(*options.labels);
   if (options.num_labels) config.set_num_labels(*options.num_labels);
+  if (options.problem_type) config.problem_type = *options.problem_type;
   Model model = ModelTraits<Model>::build(config);
   model->to(options.dtype);
   CheckpointLayout layout = bert_layout(ModelTraits<Model>::kName);

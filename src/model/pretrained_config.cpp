@@ -1,5 +1,5 @@
-// PretrainedConfig: any family's config.json, its shared fields parsed, the family's kept as JSON text and read
-// through typed getters.
+// PretrainedConfig: any family's config.json, its shared fields parsed, the family's kept as JSON text and
+// read through typed getters.
 #include "berth/model/pretrained_config.h"
 
 #include "berth/core/atomic_file.h"
@@ -37,9 +37,10 @@ PretrainedConfig PretrainedConfig::from_json_text(const std::string& text, const
   PretrainedConfig out;
   out.text_ = text;
   out.source_ = source;
-  BERTH_CHECK(json.contains("model_type"), source,
-              ": config.json has no \"model_type\", so berth cannot tell which model family it describes. "
-              "Fix: add \"model_type\" (e.g. \"bert\", \"llama\") as the checkpoint's own config.json has it");
+  BERTH_CHECK(
+      json.contains("model_type"), source,
+      ": config.json has no \"model_type\", so berth cannot tell which model family it describes. "
+      "Fix: add \"model_type\" (e.g. \"bert\", \"llama\") as the checkpoint's own config.json has it");
   read.string("model_type", out.model_type_);
   read.optional_string("problem_type", out.problem_type);
   // Newer transformers write "dtype", older "torch_dtype"; when both are there HF keeps "dtype".
@@ -96,8 +97,9 @@ T read_field(const PretrainedConfig& config, const std::map<std::string, std::st
 
 // As read_field, with null read as nullopt.
 template <typename T, typename Read>
-std::optional<T> read_optional(const PretrainedConfig& config, const std::map<std::string, std::string>& fields,
-                               const std::string& field, const std::optional<T>& fallback, Read read) {
+std::optional<T> read_optional(const PretrainedConfig& config,
+                               const std::map<std::string, std::string>& fields, const std::string& field,
+                               const std::optional<T>& fallback, Read read) {
   auto it = fields.find(field);
   if (it == fields.end()) return fallback;
   if (it->second == "null") return std::nullopt;
@@ -123,7 +125,8 @@ bool PretrainedConfig::get_bool(const std::string& field, std::optional<bool> fa
   return read_field<bool>(*this, fields_, field, fallback, kBoolean);
 }
 
-std::string PretrainedConfig::get_string(const std::string& field, std::optional<std::string> fallback) const {
+std::string PretrainedConfig::get_string(const std::string& field,
+                                         std::optional<std::string> fallback) const {
   return read_field<std::string>(*this, fields_, field, fallback, kString);
 }
 
@@ -147,24 +150,28 @@ std::string PretrainedConfig::get_json(const std::string& field) const {
   return it == fields_.end() ? "" : it->second;
 }
 
-void PretrainedConfig::set_int(const std::string& field, int64_t value) { fields_[field] = Json(value).dump(); }
+void PretrainedConfig::set_int(const std::string& field, int64_t value) {
+  set_json(field, Json(value).dump());
+}
 void PretrainedConfig::set_number(const std::string& field, double value) {
-  fields_[field] = Json(value).dump();
+  set_json(field, Json(value).dump());
 }
-void PretrainedConfig::set_bool(const std::string& field, bool value) { fields_[field] = Json(value).dump(); }
+void PretrainedConfig::set_bool(const std::string& field, bool value) { set_json(field, Json(value).dump()); }
 void PretrainedConfig::set_string(const std::string& field, const std::string& value) {
-  fields_[field] = Json(value).dump();
+  set_json(field, Json(value).dump());
 }
-void PretrainedConfig::set_null(const std::string& field) { fields_[field] = "null"; }
+void PretrainedConfig::set_null(const std::string& field) { set_json(field, "null"); }
 
 void PretrainedConfig::set_json(const std::string& field, const std::string& json_text) {
   Json value;
   try {
     value = Json::parse(json_text);
   } catch (const Json::parse_error& e) {
-    BERTH_FAIL("PretrainedConfig::set_json(\"", field, "\"): not valid JSON: ", json_text, " (", e.what(), ")");
+    BERTH_FAIL("PretrainedConfig::set_json(\"", field, "\"): not valid JSON: ", json_text, " (", e.what(),
+               ")");
   }
   fields_[field] = value.dump();
+  text_.clear();  // the text read no longer describes the config: messages name the source without lines
 }
 
 void PretrainedConfig::unsupported(const std::string& field, const std::string& found,

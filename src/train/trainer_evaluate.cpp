@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "berth/core/error.h"
 #include "berth/data/data_loader.h"
 #include "berth/data/distributed_sampler.h"
@@ -32,11 +34,7 @@ std::map<std::string, double> Trainer::evaluate(const data::TokenizedDataset* da
   return metrics;
 }
 
-PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const std::string& prefix) {
-  check_device_holds_data("Trainer::predict");
-  const auto start = detail::Clock::now();
-  // Each rank predicts its share of the rows (the sampler's, unshuffled, padded to equal counts); the
-  // shares are gathered so that every rank computes the same metrics over the whole dataset.
+data::DataLoaderOptions Trainer::eval_loader_options() const {
   data::DataLoaderOptions options;
   options.batch_size = static_cast<size_t>(args_.per_device_eval_batch_size);
   options.shuffle = false;
@@ -44,11 +42,78 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   options.rank = static_cast<size_t>(comm().rank());
   options.world_size = static_cast<size_t>(comm().world_size());
   if (tokenizer_) options.pad_token_id = tokenizer_->pad_token_id();
+  if (model_->info().task == ModelTask::CausalLM) options.labels = data::BatchLabels::InputIds;
+  return options;
+}
+
+namespace {
+
+// This rank's rows of an evaluation (the sampler's, unshuffled, padded to equal counts).
+std::vector<size_t> my_eval_rows(const data::DataLoaderOptions& options, size_t dataset_size) {
   data::DistributedSamplerOptions share;
   share.rank = options.rank;
   share.world_size = options.world_size;
   share.shuffle = false;
-  const std::vector<size_t> my_rows = data::DistributedSampler(dataset.size(), share).indices();
+  return data::DistributedSampler(dataset_size, share).indices();
+}
+
+// The speed metrics HF adds to every evaluation.
+void add_speed_metrics(PredictionOutput& output, const std::string& prefix, detail::Clock::time_point start,
+                       int64_t rows, int64_t batches) {
+  const double runtime = detail::seconds_since(start);
+  output.metrics[prefix + "_runtime"] = runtime;
+  output.metrics[prefix + "_samples_per_second"] = runtime > 0 ? static_cast<double>(rows) / runtime : 0.0;
+  output.metrics[prefix + "_steps_per_second"] = runtime > 0 ? static_cast<double>(batches) / runtime : 0.0;
+}
+
+}  // namespace
+
+PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const std::string& prefix) {
+  check_device_holds_data("Trainer::predict");
+  const ModelTask task = model_->info().task;
+  if (task == ModelTask::CausalLM || task == ModelTask::MaskedLM)
+    return predict_language_model(dataset, prefix);
+  return predict_classes(dataset, prefix);
+}
+
+// A language model's evaluation is its loss (and perplexity): the logits, (N, T, vocab), are not kept. As in
+// HF's evaluation loop, each batch's mean loss counts once per row of the batch, and the mean is over the
+// dataset's rows (a row the sampler repeats to even out the ranks counts once).
+PredictionOutput Trainer::predict_language_model(const data::TokenizedDataset& dataset,
+                                                 const std::string& prefix) {
+  const auto start = detail::Clock::now();
+  const data::DataLoaderOptions options = eval_loader_options();
+  const std::vector<size_t> my_rows = my_eval_rows(options, dataset.size());
+  data::DataLoader loader(dataset, options);
+  model_->module().eval();
+  torch::NoGradGuard no_grad;
+  std::vector<float> row_losses;
+  int64_t batches = 0;
+  for (const Batch& cpu_batch : loader) {
+    const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
+    const AutocastGuard autocast(precision_.precision, device_.type());
+    const TaskOutput out = model_->forward_batch(batch);
+    const auto loss = out.loss.detach().to(at::kCPU).to(at::kFloat).item<float>();
+    row_losses.insert(row_losses.end(), static_cast<size_t>(batch.at("input_ids").size(0)), loss);
+    ++batches;
+  }
+  const at::Tensor mine = at::tensor(row_losses, at::kFloat).reshape({-1, 1});
+  const at::Tensor all = dist::gather_rows(comm(), my_rows, mine, static_cast<int64_t>(dataset.size()), 1);
+  PredictionOutput output;
+  const double loss = dataset.size() > 0 ? all.mean().item<double>() : 0.0;
+  output.metrics[prefix + "_loss"] = loss;
+  // run_clm.py's perplexity: exp(eval_loss), infinite when that overflows.
+  output.metrics[prefix + "_perplexity"] = std::exp(loss);
+  add_speed_metrics(output, prefix, start, static_cast<int64_t>(row_losses.size()), batches);
+  return output;
+}
+
+PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset, const std::string& prefix) {
+  const auto start = detail::Clock::now();
+  // Each rank predicts its share of the rows; the shares are gathered so that every rank computes the same
+  // metrics over the whole dataset.
+  const data::DataLoaderOptions options = eval_loader_options();
+  const std::vector<size_t> my_rows = my_eval_rows(options, dataset.size());
   data::DataLoader loader(dataset, options);
   model_->module().eval();
   torch::NoGradGuard no_grad;
@@ -98,10 +163,7 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
         output.metrics[prefix + "_" + name] = value;
     }
   }
-  const double runtime = detail::seconds_since(start);
-  output.metrics[prefix + "_runtime"] = runtime;
-  output.metrics[prefix + "_samples_per_second"] = runtime > 0 ? static_cast<double>(rows) / runtime : 0.0;
-  output.metrics[prefix + "_steps_per_second"] = runtime > 0 ? static_cast<double>(batches) / runtime : 0.0;
+  add_speed_metrics(output, prefix, start, rows, batches);
   return output;
 }
 

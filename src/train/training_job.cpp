@@ -9,13 +9,12 @@
 #include <memory>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "berth/core/error.h"
 #include "berth/data/encode_text_dataset.h"
+#include "berth/data/pack_blocks.h"
 #include "berth/device/device.h"
-#include "berth/model/bert_presets.h"
-#include "berth/model/pretrained.h"
+#include "berth/model/auto_model.h"
+#include "berth/model/model_presets.h"
 #include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/callbacks.h"
@@ -51,10 +50,10 @@ void check_model_choice(const TrainingJobOptions& options) {
   BERTH_CHECK(
       options.model.empty() != options.model_preset.empty(),
       "train: give exactly one of --model DIR (an HF model directory to fine-tune) and --model-preset NAME "
-      "(a BERT trained from scratch: ",
+      "(a model trained from scratch: ",
       [] {
         std::string names;
-        for (const auto& name : bert_preset_names()) names += (names.empty() ? "" : ", ") + name;
+        for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
         return names;
       }(),
       ")");
@@ -84,10 +83,9 @@ void resume_after_restart(TrainingArguments& args, const EnvLookup& env, std::os
   out << "restart " << *count << ": resuming from the latest checkpoint in " << args.output_dir << "\n";
 }
 
-// "num_hidden_layers=2,hidden_dropout_prob=0.2" over a preset's config, validated as config.json is.
-BertConfig apply_config_overrides(const BertConfig& config, const std::string& overrides) {
-  if (overrides.empty()) return config;
-  nlohmann::json json = nlohmann::json::parse(config.to_json_text());
+// "num_hidden_layers=2,hidden_dropout_prob=0.2" over a preset's config; the family validates the result
+// when it builds the model.
+PretrainedConfig apply_config_overrides(PretrainedConfig config, const std::string& overrides) {
   std::stringstream list(overrides);
   std::string item;
   while (std::getline(list, item, ',')) {
@@ -98,28 +96,28 @@ BertConfig apply_config_overrides(const BertConfig& config, const std::string& o
                 item, "'. Fix: e.g. --config-overrides num_hidden_layers=2,hidden_dropout_prob=0.2");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
-    BERTH_CHECK(json.contains(key), "--config-overrides: '", key,
+    BERTH_CHECK(!config.get_json(key).empty(), "--config-overrides: '", key,
                 "' is not a field of the preset's config.json. "
                 "Fix: use one of its fields, e.g. num_hidden_layers, hidden_size, intermediate_size, "
                 "num_attention_heads, hidden_dropout_prob, max_position_embeddings");
     try {
-      json[key] = nlohmann::json::parse(value);
-    } catch (const nlohmann::json::exception&) {
-      json[key] = value;  // a bare word is a string (hidden_act=gelu_new)
+      config.set_json(key, value);
+    } catch (const Error&) {
+      config.set_string(key, value);  // a bare word is a string (hidden_act=gelu_new)
     }
   }
-  return BertConfig::from_json_text(json.dump(), "--config-overrides");
+  return config;
 }
 
 // A preset's config for this tokenizer and these labels.
-BertConfig preset_config(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
-                         const data::LoadedDatasets& data) {
-  BertConfig config =
-      apply_config_overrides(bert_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
+PretrainedConfig preset_config(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
+                               const data::LoadedDatasets& data) {
+  PretrainedConfig config =
+      apply_config_overrides(model_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
                              options.config_overrides);
   config.set_labels(data.label_map.labels());
   config.problem_type = data::to_string(data.problem_type);
-  config.pad_token_id = tokenizer.pad_token_id();
+  config.set_int("pad_token_id", tokenizer.pad_token_id());
   return config;
 }
 
@@ -146,28 +144,38 @@ EncodedData encode_data(data::LoadedDatasets text, const tokenizer::Tokenizer& t
   return data;
 }
 
+// run_clm.py's group_texts over every split: full blocks of block_size tokens, no padding.
+void pack_data(EncodedData& data, ModelTask task, size_t block_size, std::ostream& out) {
+  BERTH_CHECK(task == ModelTask::CausalLM,
+              "train: --block-size packs texts for causal-lm training; the task is ", task_name(task),
+              ". Fix: drop --block-size, or pass --task causal-lm");
+  for (std::shared_ptr<data::TokenizedDataset>* split : {&data.train, &data.eval, &data.test})
+    if (*split) *split = std::make_shared<data::TokenizedDataset>(data::pack_blocks(**split, block_size));
+  out << "packed into blocks of " << block_size << " tokens: " << data.train->size() << " training blocks\n";
+}
+
 // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
 // (strict is for models that user code places).
-ModelInit make_model_init(const TrainingJobOptions& options, const std::optional<BertConfig>& preset,
-                          const data::LoadedDatasets& data, c10::Device device) {
+ModelInit make_model_init(const TrainingJobOptions& options, const std::optional<PretrainedConfig>& preset,
+                          ModelTask task, const data::LoadedDatasets& data, c10::Device device) {
   const std::string model_dir = options.model;
-  const std::vector<std::string> labels = data.label_map.labels();
-  const std::string problem_type = data::to_string(data.problem_type);
+  PretrainedOptions pretrained;
+  if (task == ModelTask::SequenceClassification) {
+    pretrained.labels = data.label_map.labels();
+    pretrained.problem_type = data::to_string(data.problem_type);
+    pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
+  }
   return [=](const Trial*) {
-    BertForSequenceClassification model{nullptr};
+    std::shared_ptr<TaskModel> model;
     if (preset) {
-      model = BertForSequenceClassification(*preset);
+      model = build_task_model(*preset, task);
     } else {
-      PretrainedOptions pretrained;
-      pretrained.labels = labels;
-      pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
-      auto loaded = from_pretrained<BertForSequenceClassification>(model_dir, pretrained);
-      loaded.model->config.problem_type = problem_type;
+      auto loaded = load_task_model(model_dir, pretrained, task);
       for (const auto& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
       model = loaded.model;
     }
-    if (device.type() != c10::kMeta) place(*model, device);
-    return std::shared_ptr<TaskModel>(model.ptr());
+    if (device.type() != c10::kMeta) place(model->module(), device);
+    return model;
   };
 }
 
@@ -233,17 +241,20 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   data::LoadedDatasets text = data::load_datasets(options.data, std::nullopt);
   BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
   out << "data: " << text.description << "\n";
-  std::optional<BertConfig> preset;
+  std::optional<PretrainedConfig> preset;
   if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text);
-  const auto max_position = preset ? preset->max_position_embeddings
-                                   : BertConfig::load(options.model + "/config.json").max_position_embeddings;
+  const PretrainedConfig config = preset ? *preset : PretrainedConfig::load(options.model + "/config.json");
+  const ModelTask task = options.task.empty() ? default_task(config) : parse_task(options.task);
+  const int64_t max_position = max_positions(config);
   BERTH_CHECK(args.max_length <= max_position, "train: --max_length ", args.max_length,
               " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ",
               max_position, " or less");
+  out << "task: " << task_name(task) << "\n";
 
   TrainerOptions trainer_options;
-  trainer_options.model_init = make_model_init(options, preset, text, plan->device());
+  trainer_options.model_init = make_model_init(options, preset, task, text, plan->device());
   EncodedData data = encode_data(std::move(text), tokenizer, encode_options(args), out);
+  if (options.block_size > 0) pack_data(data, task, options.block_size, out);
   trainer_options.train_dataset = data.train;
   trainer_options.eval_dataset = data.eval;
   trainer_options.args = args;

@@ -15,7 +15,7 @@ namespace {
 
 using berth::testing::run_cli;
 
-const std::string kModel = berth::testing::golden_dir() + "/tiny_bert_classifier";
+const std::string kPredictCliModel = berth::testing::golden_dir() + "/tiny_bert_classifier";
 const std::string kInput = berth::testing::golden_dir() + "/tiny_bert_classifier_predict/input.jsonl";
 const std::string kExpected = berth::testing::golden_dir() + "/tiny_bert_classifier_predict/expected.jsonl";
 
@@ -38,7 +38,8 @@ std::vector<nlohmann::json> json_lines_of_file(const std::string& path) {
   return json_lines(in);
 }
 
-void expect_close(const nlohmann::json& got, const nlohmann::json& want, const std::string& what) {
+void predict_cli_expect_close(const nlohmann::json& got, const nlohmann::json& want,
+                              const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(got[i].get<double>(), want[i].get<double>(), 1e-5) << what << "[" << i << "]";
@@ -49,22 +50,23 @@ void expect_golden(const std::vector<nlohmann::json>& got) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(got[i]["label"], want[i]["label"]) << "line " << i + 1;
-    expect_close(got[i]["logits"], want[i]["logits"], "logits of line " + std::to_string(i + 1));
-    expect_close(got[i]["probabilities"], want[i]["probabilities"],
-                 "probabilities of line " + std::to_string(i + 1));
+    predict_cli_expect_close(got[i]["logits"], want[i]["logits"], "logits of line " + std::to_string(i + 1));
+    predict_cli_expect_close(got[i]["probabilities"], want[i]["probabilities"],
+                             "probabilities of line " + std::to_string(i + 1));
   }
 }
 
 TEST(PredictCli, GivesTheGoldenLogitsInInputOrder) {
-  auto result = run_cli("predict --model " + kModel + " --input " + kInput + " --device cpu", false);
+  auto result =
+      run_cli("predict --model " + kPredictCliModel + " --input " + kInput + " --device cpu", false);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_golden(json_lines_of_text(result.output));
 }
 
 TEST(PredictCli, BatchSizeDoesNotChangeResultsAndOutputFileIsWritten) {
   berth::testing::TempDir dir;
-  auto result = run_cli("predict --model " + kModel + " --input " + kInput + " --batch-size 2 --output " +
-                        dir.file("out.jsonl"));
+  auto result = run_cli("predict --model " + kPredictCliModel + " --input " + kInput +
+                        " --batch-size 2 --output " + dir.file("out.jsonl"));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(berth::testing::contains(result.output, "predictions ->")) << result.output;
   expect_golden(json_lines_of_file(dir.file("out.jsonl")));
@@ -72,7 +74,7 @@ TEST(PredictCli, BatchSizeDoesNotChangeResultsAndOutputFileIsWritten) {
 
 TEST(PredictCli, TokenizesAsTheGoldenScriptDid) {
   // Special tokens sit at unusual ids in this vocab ([CLS]=5, [SEP]=6): found by their text, not assumed.
-  auto result = run_cli("tokenize --tokenizer " + kModel + " --input " + kInput, false);
+  auto result = run_cli("tokenize --tokenizer " + kPredictCliModel + " --input " + kInput, false);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::vector<nlohmann::json> got = json_lines_of_text(result.output);
   std::vector<nlohmann::json> want = json_lines_of_file(kExpected);
@@ -86,7 +88,7 @@ TEST(PredictCli, TokenizesAsTheGoldenScriptDid) {
 TEST(PredictCli, ABadInputLineIsNamedByFileAndLine) {
   berth::testing::TempDir dir;
   std::ofstream(dir.file("in.jsonl")) << "{\"text\": \"fine\"}\n{\"txt\": \"typo\"}\n";
-  auto result = run_cli("predict --model " + kModel + " --input " + dir.file("in.jsonl"));
+  auto result = run_cli("predict --model " + kPredictCliModel + " --input " + dir.file("in.jsonl"));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   berth::testing::expect_contains(result.output,
                                   {dir.file("in.jsonl") + ":2", "expected an object with a string \"text\""});
@@ -101,7 +103,7 @@ TEST(PredictCli, AModelDirWithoutWeightsSaysWhatIsMissing) {
 }
 
 TEST(PredictCli, ZeroBatchSizeIsRefusedWithTheFix) {
-  auto result = run_cli("predict --model " + kModel + " --input " + kInput + " --batch-size 0");
+  auto result = run_cli("predict --model " + kPredictCliModel + " --input " + kInput + " --batch-size 0");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_TRUE(berth::testing::contains(result.output, "--batch-size must be at least 1")) << result.output;
 }

@@ -89,7 +89,7 @@ TEST(TokenizerTrainCli, BadInputExitsTwoWithFileAndLine) {
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
 }
 
-nlohmann::json read_json(const std::string& path) {
+nlohmann::json tokenizer_train_cli_read_json(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
   return in.good() ? nlohmann::json::parse(in) : nlohmann::json();
@@ -106,7 +106,7 @@ TEST(TokenizerTrainCli, BpeWritesATokenizerBerthTokenizeReads) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("trained a byte-level BPE (39 merges) of 300 tokens"), std::string::npos)
       << result.output;
-  const nlohmann::json tokenizer = read_json(dir.file("out/tokenizer.json"));
+  const nlohmann::json tokenizer = tokenizer_train_cli_read_json(dir.file("out/tokenizer.json"));
   EXPECT_EQ(tokenizer["model"]["type"], "BPE");
   EXPECT_EQ(tokenizer["model"]["vocab"].size(), 300u);
   EXPECT_EQ(tokenizer["model"]["vocab"]["<s>"], 0);  // RoBERTa's special tokens by default, then 256 bytes
@@ -117,7 +117,7 @@ TEST(TokenizerTrainCli, BpeWritesATokenizerBerthTokenizeReads) {
   EXPECT_EQ(tokenizer["pre_tokenizer"]["add_prefix_space"], false);
   EXPECT_EQ(tokenizer["decoder"]["type"], "ByteLevel");
   EXPECT_EQ(tokenizer["added_tokens"].size(), 5u);
-  const nlohmann::json config = read_json(dir.file("out/tokenizer_config.json"));
+  const nlohmann::json config = tokenizer_train_cli_read_json(dir.file("out/tokenizer_config.json"));
   EXPECT_EQ(config["tokenizer_class"], "PreTrainedTokenizerFast");
   EXPECT_EQ(config["pad_token"], "<pad>");
   EXPECT_EQ(config["eos_token"], "</s>");
@@ -135,7 +135,7 @@ TEST(TokenizerTrainCli, BpeWritesATokenizerBerthTokenizeReads) {
   auto bare = run_cli("tokenizer train --model bpe --special-tokens '' --input " + text +
                       " --vocab-size 300 --output " + dir.file("bare"));
   ASSERT_EQ(bare.exit_code, 0) << bare.output;
-  const nlohmann::json bare_tokenizer = read_json(dir.file("bare/tokenizer.json"));
+  const nlohmann::json bare_tokenizer = tokenizer_train_cli_read_json(dir.file("bare/tokenizer.json"));
   EXPECT_EQ(bare_tokenizer["added_tokens"].size(), 0u);
   EXPECT_EQ(bare_tokenizer["model"]["vocab"]["!"], 0);
 }
@@ -155,15 +155,15 @@ TEST(TokenizerTrainCli, BpeMatchesHfOnTheGoldenCorpus) {
               "--output " +
               dir.file("roberta"));
   ASSERT_EQ(roberta.exit_code, 0) << roberta.output;
-  EXPECT_EQ(read_json(dir.file("roberta/tokenizer.json")),
-            read_json(golden + "/bpe_trainer_roberta/tokenizer.json"));
+  EXPECT_EQ(tokenizer_train_cli_read_json(dir.file("roberta/tokenizer.json")),
+            tokenizer_train_cli_read_json(golden + "/bpe_trainer_roberta/tokenizer.json"));
   auto prefix = run_cli("tokenizer train --model bpe --add-prefix-space --input " + corpus +
                         " --vocab-size 30000 --min-frequency 20 --special-tokens '<|endoftext|>' --output " +
                         dir.file("prefix"));
   ASSERT_EQ(prefix.exit_code, 0) << prefix.output;
   EXPECT_NE(prefix.output.find("note: the corpus allowed only"), std::string::npos) << prefix.output;
-  EXPECT_EQ(read_json(dir.file("prefix/tokenizer.json")),
-            read_json(golden + "/bpe_trainer_prefix_space/tokenizer.json"));
+  EXPECT_EQ(tokenizer_train_cli_read_json(dir.file("prefix/tokenizer.json")),
+            tokenizer_train_cli_read_json(golden + "/bpe_trainer_prefix_space/tokenizer.json"));
 }
 
 TEST(TokenizerTrainCli, BadFlagValuesExitTwoWithTheFix) {

@@ -20,7 +20,6 @@ using testing::expect_contains;
 using testing::run_cli;
 using testing::TempDir;
 
-
 // Ham and spam sentences from words the tiny model's vocabulary knows (letters at worst).
 void write_split(const std::string& path, int rows, int offset) {
   const std::vector<std::string> spam = {"free prize click here now", "win cash offer",
@@ -81,13 +80,15 @@ TEST_F(TrainCli, FineTunesEvaluatesAndWritesAnHfModelDirectory) {
   const std::string same_args =
       " --max_steps 6 --logging-steps 2 --save_strategy steps --save-steps 3 "
       "--eval_strategy steps --eval_steps 3 --max_length 32 --learning_rate 1e-3 --seed 3";
-  const auto resumed = run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
-                               same_args + " --resume_from_checkpoint " + out + "/checkpoint-3");
+  const auto resumed =
+      run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
+              same_args + " --resume_from_checkpoint " + out + "/checkpoint-3");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   expect_contains(resumed.output, {"Resumed at step 3", "step 6/6"});
   // Resuming under another schedule would jump the learning rate: refused, naming the difference.
-  const auto changed = run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
-                               " --max_steps 6 --max_length 32 --resume_from_checkpoint latest");
+  const auto changed =
+      run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
+              " --max_steps 6 --max_length 32 --resume_from_checkpoint latest");
   EXPECT_EQ(changed.exit_code, 2);
   expect_contains(changed.output, {"base_lr is 0.001 in the saved state", "--learning_rate"});
 }
@@ -105,8 +106,9 @@ std::vector<nlohmann::json> predicted_logits(const std::string& model, const std
 
 TEST_F(TrainCli, HeadTailTruncationIsSavedAndUsedByPredictAndEval) {
   const std::string out = dir.file("head_tail");
-  const auto result = run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
-                              " --max_steps 2 --save_strategy no --max_length 10 --truncation_keep_head 3");
+  const auto result =
+      run_cli("train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + out +
+              " --max_steps 2 --save_strategy no --max_length 10 --truncation_keep_head 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_contains(result.output, {"max_length 10, head+tail: the first 3 tokens and the last 5"});
   std::ifstream saved(out + "/training_args.json");
@@ -162,13 +164,14 @@ TEST_F(TrainCli, TrainsAPresetFromScratch) {
 }
 
 TEST_F(TrainCli, BadInputNamesTheFlagAndTheFix) {
-  const std::string base = "train --model " + testing::tiny_bert_classifier_dir() + data_flags() + " --output-dir " + dir.file("bad");
+  const std::string base = "train --model " + testing::tiny_bert_classifier_dir() + data_flags() +
+                           " --output-dir " + dir.file("bad");
   auto result = run_cli(base + " --learning_rate -1");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output, {"learning_rate", "-1"});
 
-  result =
-      run_cli("train --model " + testing::tiny_bert_classifier_dir() + " --model-preset bert-tiny" + data_flags() + " --output-dir x");
+  result = run_cli("train --model " + testing::tiny_bert_classifier_dir() + " --model-preset bert-tiny" +
+                   data_flags() + " --output-dir x");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output, {"exactly one of --model DIR", "--model-preset"});
 

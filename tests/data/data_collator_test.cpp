@@ -19,7 +19,7 @@ namespace {
 using berth::Batch;
 using Json = nlohmann::json;
 
-Json golden() {
+Json data_collator_golden() {
   std::ifstream in(berth::testing::golden_dir() + "/data/data_collator.json");
   if (!in.good()) return Json();
   return Json::parse(in);
@@ -71,7 +71,7 @@ size_t multiple_of(const Json& batch) {
 }
 
 TEST(DataCollatorGolden, CollateMatchesHfsDataCollatorWithPadding) {
-  const Json g = golden();
+  const Json g = data_collator_golden();
   ASSERT_TRUE(g.is_object()) << "missing golden data/data_collator.json: build the berth_goldens target";
   const berth::data::TokenizedDataset dataset = dataset_of(g.at("features"));
   const auto pad_token_id = g.at("pad_token_id").get<int64_t>();
@@ -101,7 +101,7 @@ TEST(DataCollatorGolden, CollateMatchesHfsDataCollatorWithPadding) {
 
 TEST(DataCollatorGolden, DataLoaderBatchesMatchHfsCollator) {
   // Unshuffled, one rank, batches of 3: the golden's consecutive-row batches.
-  const Json g = golden();
+  const Json g = data_collator_golden();
   ASSERT_TRUE(g.is_object()) << "missing golden data/data_collator.json: build the berth_goldens target";
   const berth::data::TokenizedDataset dataset = dataset_of(g.at("features"));
   for (size_t multiple : {size_t{0}, size_t{8}}) {

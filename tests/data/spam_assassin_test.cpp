@@ -38,7 +38,7 @@ class SpamAssassin : public ::testing::Test {
 };
 SpamAssassinCorpus* SpamAssassin::corpus_ = nullptr;
 
-size_t count_label(const std::vector<TextExample>& examples, int64_t label) {
+size_t spam_assassin_count_label(const std::vector<TextExample>& examples, int64_t label) {
   size_t n = 0;
   for (const auto& example : examples) n += example.label == label;
   return n;
@@ -78,10 +78,10 @@ TEST_F(SpamAssassin, SplitsAreStratifiedDisjointAndComplete) {
   const SpamAssassinCorpus& c = corpus();
   EXPECT_EQ(c.train.size() + c.validation.size() + c.test.size(), c.examples.size());
   for (int64_t label : {0, 1}) {
-    const size_t n = count_label(c.examples, label);
-    EXPECT_EQ(count_label(c.train, label), static_cast<size_t>(std::llround(0.8 * n)));
-    EXPECT_EQ(count_label(c.validation, label), static_cast<size_t>(std::llround(0.1 * n)));
-    EXPECT_EQ(count_label(c.test, label), n - std::llround(0.8 * n) - std::llround(0.1 * n));
+    const size_t n = spam_assassin_count_label(c.examples, label);
+    EXPECT_EQ(spam_assassin_count_label(c.train, label), static_cast<size_t>(std::llround(0.8 * n)));
+    EXPECT_EQ(spam_assassin_count_label(c.validation, label), static_cast<size_t>(std::llround(0.1 * n)));
+    EXPECT_EQ(spam_assassin_count_label(c.test, label), n - std::llround(0.8 * n) - std::llround(0.1 * n));
   }
   std::set<std::string> train, validation;
   for (const auto& e : c.train) train.insert(e.text);

@@ -93,7 +93,7 @@ TEST(DistEnv, HandSetRankAndWorldSizeMeanOneNode) {
 
 TEST(DistEnv, PartialTorchrunListsSetAndMissing) {
   expect_contains(env_error({{"LOCAL_RANK", "0"}}), {"incomplete torchrun variables", "set: LOCAL_RANK=0",
-                                                      "missing: RANK, WORLD_SIZE", "Fix:"});
+                                                     "missing: RANK, WORLD_SIZE", "Fix:"});
   expect_contains(env_error({{"RANK", "0"}}), {"set: RANK=0", "missing: WORLD_SIZE"});
   expect_contains(env_error({{"WORLD_SIZE", "2"}}), {"set: WORLD_SIZE=2", "missing: RANK"});
 }

@@ -56,7 +56,7 @@ ZeroOptions stage3(bool overlap = false, bool offload = false) {
   return options;
 }
 
-BertForSequenceClassification make_model(const BertConfig& config, uint64_t seed = 7) {
+BertForSequenceClassification zero3_parameters_make_model(const BertConfig& config, uint64_t seed = 7) {
   BertInitOptions init;
   init.seed = seed;
   return BertForSequenceClassification(config, init);
@@ -87,7 +87,7 @@ struct Reference {
 
 // The same model unpartitioned on the same batch.
 Reference reference(const BertConfig& config, int rank) {
-  auto model = make_model(config);
+  auto model = zero3_parameters_make_model(config);
   const auto [ids, labels] = batch_of(config, rank);
   auto out = model->forward(ids, {}, {}, labels);
   out.loss.backward();
@@ -101,7 +101,7 @@ int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(
 TEST(Zero3Parameters, PartitionHoldsHalfAndGatherRestoresTheValues) {
   const BertConfig config = zero3_config();
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
-    auto model = make_model(config);
+    auto model = zero3_parameters_make_model(config);
     const FlatLayout layout = layout_of(*model);
     std::vector<at::Tensor> original;
     int64_t partitioned_bytes = 0, persistent_bytes = 0;
@@ -142,7 +142,7 @@ TEST(Zero3Parameters, PartitionHoldsHalfAndGatherRestoresTheValues) {
     for (size_t i = 0; i < live.size(); ++i) EXPECT_TRUE(live[i].equal(original[i])) << i;
     const auto [ids, labels] = batch_of(config, r);
     torch::NoGradGuard no_grad;
-    auto plain = make_model(config);
+    auto plain = zero3_parameters_make_model(config);
     EXPECT_EQ(max_diff(model->forward(ids).logits, plain->forward(ids).logits), 0);
   }));
 }
@@ -160,9 +160,9 @@ TEST_P(Zero3Training, LogitsAndGradientsEqualTheUnpartitionedModelTwice) {
   std::vector<Reference> refs{reference(config, 0), reference(config, 1)};
   std::vector<Zero3Stats> stats(2);
   int64_t full_bytes = 0;
-  for (auto& p : make_model(config)->parameters()) full_bytes += bytes_of(p);
+  for (auto& p : zero3_parameters_make_model(config)->parameters()) full_bytes += bytes_of(p);
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
-    auto model = make_model(config);
+    auto model = zero3_parameters_make_model(config);
     PartitionedParameters params(comm, stage3(variant.overlap, variant.offload));
     params.partition(*model, layout_of(*model));
     if (variant.offload) {
@@ -226,7 +226,7 @@ TEST(Zero3Parameters, ForwardWithoutBackwardAndGradientAccumulation) {
   const BertConfig config = zero3_config();
   std::vector<Reference> refs{reference(config, 0), reference(config, 1)};
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
-    auto model = make_model(config);
+    auto model = zero3_parameters_make_model(config);
     PartitionedParameters params(comm, stage3(/*overlap=*/true));
     params.partition(*model, layout_of(*model));
     const auto [ids, labels] = batch_of(config, r);
@@ -251,7 +251,7 @@ TEST(Zero3Parameters, ForwardWithoutBackwardAndGradientAccumulation) {
 TEST(Zero3Parameters, UpdatedPiecesAreGatheredAndPersistentOnesBroadcast) {
   const BertConfig config = zero3_config(1);
   expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
-    auto model = make_model(config);
+    auto model = zero3_parameters_make_model(config);
     std::vector<at::Tensor> original;
     for (auto& p : model->parameters()) original.push_back(p.detach().clone());
     PartitionedParameters params(comm, stage3());
@@ -283,14 +283,14 @@ TEST(Zero3Parameters, ModelWithoutLayerHooksIsRefused) {
                    "berth::LayeredModel", "Fix: use ZeRO stage 2"});
   ZeroOptions stage2 = stage3();
   stage2.stage = 2;
-  auto model = make_model(zero3_config(1));
+  auto model = zero3_parameters_make_model(zero3_config(1));
   PartitionedParameters wrong(make_local_communicator(), stage2);
   expect_contains(error_text([&] { wrong.partition(*model, layout_of(*model)); }),
                   {"stage 3", "the options say stage 2"});
 }
 
 TEST(Zero3Parameters, ForwardAfterDestroyingThePartitionIsAnError) {
-  auto model = make_model(zero3_config(1));
+  auto model = zero3_parameters_make_model(zero3_config(1));
   {
     PartitionedParameters params(make_local_communicator(), stage3());
     params.partition(*model, layout_of(*model));
@@ -308,12 +308,12 @@ TEST(Zero3Parameters, BertMiniMemoryOnTwoRanks) {
   config.attention_probs_dropout_prob = 0;
   config.set_num_labels(2);
   int64_t full_bytes = 0;
-  for (auto& p : make_model(config)->parameters()) full_bytes += bytes_of(p);
+  for (auto& p : zero3_parameters_make_model(config)->parameters()) full_bytes += bytes_of(p);
   for (bool overlap : {false, true}) {
     std::vector<int64_t> held(2);
     std::vector<Zero3Stats> stats(2);
     expect_ok(run_ranks(2, [&](int r, std::shared_ptr<Communicator> comm) {
-      auto model = make_model(config);
+      auto model = zero3_parameters_make_model(config);
       ZeroOptions options;
       options.stage = 3;
       options.overlap_comm = overlap;

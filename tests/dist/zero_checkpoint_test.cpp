@@ -27,7 +27,7 @@ using berth::testing::error_text;
 using berth::testing::expect_contains;
 using berth::testing::TempDir;
 
-berth::BertConfig tiny_config(int64_t hidden = 16) {
+berth::BertConfig zero_checkpoint_tiny_config(int64_t hidden = 16) {
   berth::BertConfig c;
   c.vocab_size = 38;  // 5107 elements: partitions of 2 and 3 ranks cut parameters and end in padding
   c.hidden_size = hidden;
@@ -107,7 +107,7 @@ void expect_loads_exactly(const std::string& dir, const FlatLayout& layout, cons
 }
 
 struct Fixture {
-  berth::BertForSequenceClassification model{tiny_config()};
+  berth::BertForSequenceClassification model{zero_checkpoint_tiny_config()};
   FlatLayout layout = layout_of(*model);
   FullState full = random_state(layout, 11);
 };
@@ -277,7 +277,7 @@ TEST(ZeroCheckpoint, AnotherModelIsRefusedNamingTheFirstDifference) {
   Fixture f;
   TempDir dir;
   save_contiguous(dir.path().string(), f.layout, f.full, 2, 2, 7);
-  berth::BertForSequenceClassification wider(tiny_config(24));
+  berth::BertForSequenceClassification wider(zero_checkpoint_tiny_config(24));
   const FlatLayout other = layout_of(*wider);
   expect_contains(
       error_text([&] {
@@ -286,7 +286,7 @@ TEST(ZeroCheckpoint, AnotherModelIsRefusedNamingTheFirstDifference) {
       {"zero/layout.json: parameter 'bert.embeddings.word_embeddings.weight' has shape [38, 16] in "
        "the checkpoint but [38, 24] in this model",
        "Fix: resume with the same model configuration"});
-  berth::BertModel base(tiny_config());  // no "bert." prefix, no classifier
+  berth::BertModel base(zero_checkpoint_tiny_config());  // no "bert." prefix, no classifier
   const FlatLayout renamed = layout_of(*base);
   expect_contains(error_text([&] {
                     berth::dist::load_zero_segments(dir.path().string(), renamed, contiguous(renamed, 0, 1),
@@ -326,7 +326,7 @@ TEST(ZeroCheckpoint, SaveRejectsInconsistentInput) {
 // A one-process / DDP checkpoint: model.safetensors + berth's optimizer.safetensors after a real step.
 TEST(ZeroCheckpoint, ReplicatedCheckpointLoadsAsZeroPieces) {
   torch::manual_seed(5);
-  berth::BertForSequenceClassification model(tiny_config());
+  berth::BertForSequenceClassification model(zero_checkpoint_tiny_config());
   auto optimizer = std::make_unique<berth::optim::AdamW>(berth::optim::hf_param_groups(*model, 0.01),
                                                          berth::optim::AdamWOptions{1e-3});
   for (int step = 0; step < 2; ++step) {
@@ -359,7 +359,7 @@ TEST(ZeroCheckpoint, ReplicatedCheckpointLoadsAsZeroPieces) {
   ASSERT_EQ(params.size(), layout.entries.size());
   EXPECT_TRUE(torch::equal(params.at("classifier.weight"), model->classifier->weight.detach()));
 
-  berth::BertForSequenceClassification wider(tiny_config(24));
+  berth::BertForSequenceClassification wider(zero_checkpoint_tiny_config(24));
   const FlatLayout other = layout_of(*wider);
   expect_contains(error_text([&] {
                     berth::dist::load_zero_segments(dir.path().string(), other, contiguous(other, 0, 1),

@@ -29,8 +29,8 @@ namespace berth::dist {
 namespace {
 
 // fc1 -> tanh -> fc2, times a constant buffer.
-struct NetImpl : torch::nn::Module {
-  NetImpl() {
+struct ZeroGradientSyncNetImpl : torch::nn::Module {
+  ZeroGradientSyncNetImpl() {
     fc1 = register_module("fc1", torch::nn::Linear(6, 16));
     fc2 = register_module("fc2", torch::nn::Linear(16, 3));
     scale = register_buffer("scale", torch::ones({3}));
@@ -39,14 +39,14 @@ struct NetImpl : torch::nn::Module {
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
   at::Tensor scale;
 };
-TORCH_MODULE(Net);
+TORCH_MODULE(ZeroGradientSyncNet);
 
-at::Tensor data(uint64_t seed, std::vector<int64_t> shape) {
+at::Tensor zero_gradient_sync_data(uint64_t seed, std::vector<int64_t> shape) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   return at::randn(shape, gen, torch::kFloat32);
 }
 
-BertConfig tiny_config() {
+BertConfig zero_gradient_sync_tiny_config() {
   BertConfig config;
   config.vocab_size = 64;
   config.hidden_size = 32;
@@ -66,7 +66,7 @@ enum class Model { Net, Bert };
 struct Workload {
   Model kind;
   std::shared_ptr<torch::nn::Module> module;
-  Net net{nullptr};
+  ZeroGradientSyncNet net{nullptr};
   BertForSequenceClassification bert{nullptr};
 };
 
@@ -75,12 +75,12 @@ Workload make_model(Model kind, uint64_t seed) {
   w.kind = kind;
   if (kind == Model::Net) {
     torch::manual_seed(seed);
-    w.net = Net();
+    w.net = ZeroGradientSyncNet();
     w.module = w.net.ptr();
   } else {
     BertInitOptions init;
     init.seed = seed;
-    w.bert = BertForSequenceClassification(tiny_config(), init);
+    w.bert = BertForSequenceClassification(zero_gradient_sync_tiny_config(), init);
     w.module = w.bert.ptr();
   }
   return w;
@@ -94,13 +94,14 @@ struct Batch {
   at::Tensor x, y;
 };
 Batch batch(Model kind, int k) {
-  if (kind == Model::Net) return {data(100 + k, {2 * kB, 6}), data(200 + k, {2 * kB, 3})};
+  if (kind == Model::Net)
+    return {zero_gradient_sync_data(100 + k, {2 * kB, 6}), zero_gradient_sync_data(200 + k, {2 * kB, 3})};
   auto gen = at::make_generator<at::CPUGeneratorImpl>(300 + k);
   return {at::randint(1, 64, {2 * kB, 8}, gen, torch::kInt64),
           at::randint(0, 2, {2 * kB}, gen, torch::kInt64)};
 }
 
-at::Tensor loss_of(Workload& w, const at::Tensor& x, const at::Tensor& y) {
+at::Tensor zero_gradient_sync_loss_of(Workload& w, const at::Tensor& x, const at::Tensor& y) {
   if (w.kind == Model::Net) return torch::mse_loss(w.net->forward(x), y);
   return w.bert->forward(x, {}, {}, y).loss;
 }
@@ -131,7 +132,7 @@ std::map<std::string, at::Tensor> single_process(Model kind, double max_grad_nor
   for (int k = 0; k < kSteps; ++k) {
     optimizer.zero_grad_to_none();
     const Batch b = batch(kind, k);
-    loss_of(w, b.x, b.y).backward();
+    zero_gradient_sync_loss_of(w, b.x, b.y).backward();
     const double norm = optim::clip_grad_norm(trainable(w), max_grad_norm);
     if (norms) norms->push_back(norm);
     optimizer.step();
@@ -155,7 +156,8 @@ std::map<std::string, at::Tensor> ddp_ranks(Model kind, double max_grad_norm) {
       for (int m = 0; m < 2; ++m) {
         const int64_t begin = r * kB + m * (kB / 2);
         sync.begin_backward(m == 1);
-        (loss_of(w, b.x.narrow(0, begin, kB / 2), b.y.narrow(0, begin, kB / 2)) / 2).backward();
+        (zero_gradient_sync_loss_of(w, b.x.narrow(0, begin, kB / 2), b.y.narrow(0, begin, kB / 2)) / 2)
+            .backward();
       }
       sync.finish_gradients(trainable(w));
       optim::clip_grad_norm(trainable(w), max_grad_norm);
@@ -196,7 +198,8 @@ std::vector<Workload> zero_ranks(const Case& c, double max_grad_norm, std::vecto
       for (int m = 0; m < 2; ++m) {
         const int64_t begin = r * kB + m * (kB / 2);
         sync.begin_backward(m == 1);
-        (loss_of(w, b.x.narrow(0, begin, kB / 2), b.y.narrow(0, begin, kB / 2)) / 2).backward();
+        (zero_gradient_sync_loss_of(w, b.x.narrow(0, begin, kB / 2), b.y.narrow(0, begin, kB / 2)) / 2)
+            .backward();
       }
       StepOptions step;
       step.max_grad_norm = max_grad_norm;
@@ -360,7 +363,7 @@ TEST(ZeroGradientSync, OneProcessWithOffloadMatchesPlainAdamW) {
     for (int k = 0; k < kSteps; ++k) {
       const Batch b = batch(Model::Bert, k);
       sync.begin_backward(true);
-      loss_of(w, b.x, b.y).backward();
+      zero_gradient_sync_loss_of(w, b.x, b.y).backward();
       StepOptions step;
       step.max_grad_norm = 0.5;
       EXPECT_NEAR(sync.step(trainable(w), step).grad_norm, norms[k], 1e-5 * norms[k]);
@@ -381,7 +384,7 @@ TEST(ZeroGradientSync, LossScaleDividesAndOverflowSkipsTheStep) {
   sync.create(*w.module, spec_of(w));
   const at::Tensor before = w.net->fc1->weight.detach().clone();
   const Batch b = batch(Model::Net, 0);
-  (loss_of(w, b.x, b.y) * std::numeric_limits<float>::infinity()).backward();
+  (zero_gradient_sync_loss_of(w, b.x, b.y) * std::numeric_limits<float>::infinity()).backward();
   StepOptions step;
   step.loss_scale = 1024;
   step.skip_on_overflow = true;
@@ -394,7 +397,7 @@ TEST(ZeroGradientSync, LossScaleDividesAndOverflowSkipsTheStep) {
   // Scaled by 1024 and divided back: the unscaled norm.
   std::vector<double> norms;
   single_process(Model::Net, 0, &norms);
-  (loss_of(w, b.x, b.y) * 1024).backward();
+  (zero_gradient_sync_loss_of(w, b.x, b.y) * 1024).backward();
   EXPECT_NEAR(sync.step(trainable(w), step).grad_norm, norms[0], 1e-5 * norms[0]);
   EXPECT_EQ(sync.optimizer_step_count(), 1);
 }
@@ -420,7 +423,7 @@ std::vector<MemoryFootprint> footprints(const BertConfig& config, ZeroOptions o)
 }
 
 TEST(ZeroGradientSync, MemoryFootprintShardsOptimizerThenGradients) {
-  const BertConfig config = tiny_config();
+  const BertConfig config = zero_gradient_sync_tiny_config();
   int64_t numel = 0;
   {
     BertForSequenceClassification m(config);
@@ -478,7 +481,7 @@ TEST(ZeroGradientSync, CheckpointRoundTripAcrossWorldSizes) {
     for (int k = 0; k < 2; ++k) {
       const Batch b = batch(Model::Net, k);
       sync.begin_backward(true);
-      loss_of(w, b.x.narrow(0, r * kB, kB), b.y.narrow(0, r * kB, kB)).backward();
+      zero_gradient_sync_loss_of(w, b.x.narrow(0, r * kB, kB), b.y.narrow(0, r * kB, kB)).backward();
       sync.step(trainable(w), {});
     }
     sync.save_state(ckpt);

@@ -28,8 +28,8 @@ TEST(Examples, PlainLoopTrainsThreeEpochs) {
                .dump()
         << "\n";
   out.close();
-  const auto result = run_example("plain_loop --model " + testing::tiny_bert_classifier_dir() + " --train " + dir.file("train.jsonl") +
-                                  " --max-length 32");
+  const auto result = run_example("plain_loop --model " + testing::tiny_bert_classifier_dir() + " --train " +
+                                  dir.file("train.jsonl") + " --max-length 32");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_contains(result.output, {"epoch 1/3: mean loss", "epoch 3/3: mean loss", "over 3 batches on cpu"});
 }

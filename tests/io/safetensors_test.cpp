@@ -36,7 +36,9 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-std::string golden(const std::string& name) { return berth::testing::golden_dir() + "/safetensors/" + name; }
+std::string safetensors_golden(const std::string& name) {
+  return berth::testing::golden_dir() + "/safetensors/" + name;
+}
 
 const std::vector<std::string> kGoldenCases = {"all_dtypes",    "scalars_and_empty", "no_tensors",
                                                "metadata_only", "escaped_names",     "bert_like"};
@@ -45,8 +47,8 @@ const std::vector<std::string> kGoldenCases = {"all_dtypes",    "scalars_and_emp
 TEST(Safetensors, ReadsReferenceFiles) {
   for (const std::string& name : kGoldenCases) {
     SCOPED_TRACE(name);
-    const SafetensorsFile file = SafetensorsFile::open(golden(name + ".safetensors"));
-    const auto expected = nlohmann::json::parse(read_bytes(golden(name + ".json")));
+    const SafetensorsFile file = SafetensorsFile::open(safetensors_golden(name + ".safetensors"));
+    const auto expected = nlohmann::json::parse(read_bytes(safetensors_golden(name + ".json")));
     const auto metadata = expected["metadata"].get<std::map<std::string, std::string>>();
     EXPECT_EQ(file.metadata(), metadata);
     std::vector<std::string> names;
@@ -81,10 +83,10 @@ TEST(Safetensors, WritesTheReferenceBytes) {
   berth::testing::TempDir dir;
   for (const std::string& name : kGoldenCases) {
     SCOPED_TRACE(name);
-    const SafetensorsFile file = SafetensorsFile::open(golden(name + ".safetensors"));
+    const SafetensorsFile file = SafetensorsFile::open(safetensors_golden(name + ".safetensors"));
     const std::string out = dir.file(name + ".safetensors");
     save_safetensors(out, load_safetensors(file.path()), file.metadata());
-    const std::string expected = read_bytes(golden(name + ".safetensors"));
+    const std::string expected = read_bytes(safetensors_golden(name + ".safetensors"));
     const std::string actual = read_bytes(out);
     EXPECT_EQ(actual.size(), expected.size());
     EXPECT_TRUE(actual == expected) << "berth's file differs from the reference layout";
@@ -170,7 +172,7 @@ TEST(Safetensors, TensorsOutliveTheFileAndShareNothingWithIt) {
 }
 
 TEST(Safetensors, FileApi) {
-  const SafetensorsFile file = SafetensorsFile::open(golden("bert_like.safetensors"));
+  const SafetensorsFile file = SafetensorsFile::open(safetensors_golden("bert_like.safetensors"));
   EXPECT_TRUE(file.contains("classifier.bias"));
   EXPECT_FALSE(file.contains("classifier.weight"));
   EXPECT_EQ(file.shape("bert.embeddings.word_embeddings.weight"), (std::vector<int64_t>{10, 4}));
@@ -202,7 +204,7 @@ TEST(Safetensors, BadPathsAndFiles) {
   write_bytes(dir.file("empty.safetensors"), "");
   expect_contains(error_text([&] { load_safetensors(dir.file("empty.safetensors")); }),
                   {"empty.safetensors: the file is 0 bytes, too short"});
-  const std::string reference = read_bytes(golden("all_dtypes.safetensors"));
+  const std::string reference = read_bytes(safetensors_golden("all_dtypes.safetensors"));
   write_bytes(dir.file("truncated.safetensors"), reference.substr(0, reference.size() - 3));
   expect_contains(error_text([&] { load_safetensors(dir.file("truncated.safetensors")); }),
                   {"truncated.safetensors: tensor '", "reach past the"});

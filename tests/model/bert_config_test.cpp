@@ -15,7 +15,7 @@ using berth::BertConfig;
 using berth::testing::error_text;
 using berth::testing::expect_contains;
 
-std::string read_text(const std::string& path) {
+std::string bert_config_read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
@@ -150,13 +150,14 @@ TEST(BertConfig, WritesTheBytesTransformersWrites) {
   std::string name;
   int count = 0;
   while (std::getline(cases, name) && count < 100) {
-    const std::string text = read_text(dir + "/" + name + "/config.json");
+    const std::string text = bert_config_read_text(dir + "/" + name + "/config.json");
     EXPECT_NE(text.find("\"transformers_version\""), std::string::npos) << name;
     EXPECT_EQ(BertConfig::from_json_text(text).to_json_text(), without_version_line(text)) << name;
     ++count;
   }
   EXPECT_GE(count, 5);
-  const std::string tiny = read_text(berth::testing::golden_dir() + "/tiny_bert_classifier/config.json");
+  const std::string tiny =
+      bert_config_read_text(berth::testing::golden_dir() + "/tiny_bert_classifier/config.json");
   EXPECT_EQ(BertConfig::from_json_text(tiny).to_json_text(), without_version_line(tiny));
 }
 
@@ -196,7 +197,7 @@ TEST(BertConfig, SaveReplacesTheFileAndLeavesNoTemporary) {
   std::ofstream(dir.file("config.json")) << "old";
   BertConfig c = BertConfig::from_json_text(minimal());
   c.save(dir.file("config.json"));
-  EXPECT_EQ(read_text(dir.file("config.json")), c.to_json_text());
+  EXPECT_EQ(bert_config_read_text(dir.file("config.json")), c.to_json_text());
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     (void)entry;

@@ -11,8 +11,8 @@
 namespace {
 
 // embed 48 B + 16 B, norm 16 + 16 (parameters) + 16 + 16 + 8 (buffers), head 32 + 8: 9 tensors, 176 B.
-struct NetImpl : torch::nn::Module {
-  NetImpl() {
+struct InspectNetImpl : torch::nn::Module {
+  InspectNetImpl() {
     embed = register_module("embed", torch::nn::Linear(3, 4));
     norm = register_module("norm", torch::nn::BatchNorm1d(4));
     head = register_module("head", torch::nn::Linear(4, 2));
@@ -22,7 +22,7 @@ struct NetImpl : torch::nn::Module {
   torch::nn::BatchNorm1d norm{nullptr};
   torch::nn::Linear head{nullptr};
 };
-TORCH_MODULE(Net);
+TORCH_MODULE(InspectNet);
 
 struct EncoderImpl : torch::nn::Module {
   EncoderImpl() {
@@ -45,7 +45,7 @@ std::vector<std::string> names_of(const berth::ModuleInspection& inspection) {
 }
 
 TEST(Inspect, RecordsEveryParameterAndBufferWithItsFacts) {
-  Net net;
+  InspectNet net;
   const berth::ModuleInspection inspection = berth::inspect(*net);
   EXPECT_EQ(
       names_of(inspection),
@@ -79,7 +79,7 @@ TEST(Inspect, RecordsEveryParameterAndBufferWithItsFacts) {
 }
 
 TEST(Inspect, GroupsMixedDevicesInOrderOfFirstAppearance) {
-  Net net;
+  InspectNet net;
   berth::place(*net->embed, c10::Device(c10::kMeta));
   const berth::ModuleInspection inspection = berth::inspect(*net);
   ASSERT_EQ(inspection.groups.size(), 2u);
@@ -98,7 +98,7 @@ TEST(Inspect, NamesNestedModulesTheHuggingFaceWay) {
 }
 
 TEST(Inspect, RecordsGradsAndTheirDevice) {
-  Net net;
+  InspectNet net;
   net->forward(torch::ones({5, 3})).sum().backward();
   const berth::ModuleInspection inspection = berth::inspect(*net);
   int with_grad = 0;
@@ -137,7 +137,7 @@ TEST(Inspect, SkipsAbsentBiasAndDescribesEmptyModules) {
 }
 
 TEST(Inspect, TableHasOneRowPerTensor) {
-  Net net;
+  InspectNet net;
   net->forward(torch::ones({5, 3})).sum().backward();
   const std::string table = berth::inspect(*net).table();
   std::istringstream lines(table);

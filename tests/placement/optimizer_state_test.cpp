@@ -29,7 +29,7 @@ struct OptimNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(OptimNet);
 
-void train_step(OptimNet& net, torch::optim::Optimizer& optimizer, c10::Device device) {
+void optimizer_state_train_step(OptimNet& net, torch::optim::Optimizer& optimizer, c10::Device device) {
   optimizer.zero_grad();
   net->forward(torch::ones({5, 3}, torch::TensorOptions().device(device))).sum().backward();
   optimizer.step();
@@ -62,7 +62,7 @@ TEST(OptimizerState, InspectsAdamStateAfterAStep) {
   EXPECT_EQ(before.params_with_state, 0);
   EXPECT_TRUE(before.tensors.empty());
 
-  train_step(net, adam, kCpuDevice);
+  optimizer_state_train_step(net, adam, kCpuDevice);
   const berth::OptimizerStateInspection inspection = berth::inspect_optimizer_state(adam, net.get());
   EXPECT_EQ(inspection.params_with_state, 4);
   ASSERT_EQ(inspection.tensors.size(), 8u);
@@ -82,7 +82,7 @@ TEST(OptimizerState, InspectsAdamStateAfterAStep) {
 TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
   OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  train_step(net, adam, kCpuDevice);
+  optimizer_state_train_step(net, adam, kCpuDevice);
   auto& state = state_of<torch::optim::AdamParamState>(adam, net->fc1->weight);
   state.exp_avg(state.exp_avg().to(kMetaDevice));
 
@@ -98,8 +98,8 @@ TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
       << unnamed;
 
   // Meta state holds no moments to bring back, so Move refuses rather than inventing them.
-  const std::string move =
-      optimizer_placement_error([&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Move, net.get()); });
+  const std::string move = optimizer_placement_error(
+      [&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Move, net.get()); });
   EXPECT_NE(move.find("cannot move 1 state tensor from meta to its parameter's device"), std::string::npos)
       << move;
   EXPECT_NE(move.find("never materialised:\n  fc1.weight on cpu: exp_avg on meta (48 B)\n"),
@@ -111,8 +111,9 @@ TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
 TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
   OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  train_step(net, adam, kCpuDevice);
-  berth::place(*net, kMetaDevice);  // the parameters move; Adam's state stays on cpu, as after a careless resume
+  optimizer_state_train_step(net, adam, kCpuDevice);
+  berth::place(*net,
+               kMetaDevice);  // the parameters move; Adam's state stays on cpu, as after a careless resume
 
   const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
   EXPECT_NE(
@@ -123,7 +124,7 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
       std::string::npos)
       << text;
   try {
-    train_step(net, adam, kMetaDevice);
+    optimizer_state_train_step(net, adam, kMetaDevice);
     ADD_FAILURE() << "Adam should refuse parameters and state on different devices";
   } catch (const c10::Error& error) {
     const std::string what = error.what_without_backtrace();
@@ -143,7 +144,7 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
 
   EXPECT_NO_THROW(berth::check_optimizer_state(adam, net.get()));
   EXPECT_TRUE(state_of<torch::optim::AdamParamState>(adam, net->fc2->bias).exp_avg_sq().is_meta());
-  EXPECT_NO_THROW(train_step(net, adam, kMetaDevice));
+  EXPECT_NO_THROW(optimizer_state_train_step(net, adam, kMetaDevice));
 
   const berth::OptimizerStatePlacementReport again = berth::place_optimizer_state(adam);
   EXPECT_EQ(again.moved_tensors, 0);
@@ -153,7 +154,7 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
 TEST(OptimizerState, SgdMomentumBuffers) {
   OptimNet net;
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
-  train_step(net, sgd, kCpuDevice);
+  optimizer_state_train_step(net, sgd, kCpuDevice);
   auto& state = state_of<torch::optim::SGDParamState>(sgd, net->fc2->weight);
   state.momentum_buffer(state.momentum_buffer().to(kMetaDevice));
   const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(sgd, net.get()); });
@@ -165,13 +166,13 @@ TEST(OptimizerState, SgdMomentumBuffers) {
   EXPECT_EQ(report.moved_tensors, 4);
   EXPECT_EQ(report.moved_bytes, 104);
   EXPECT_TRUE(state.momentum_buffer().is_meta());
-  EXPECT_NO_THROW(train_step(net, sgd, kMetaDevice));
+  EXPECT_NO_THROW(optimizer_state_train_step(net, sgd, kMetaDevice));
 }
 
 TEST(OptimizerState, StrictChecksWithoutMoving) {
   OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  train_step(net, adam, kCpuDevice);
+  optimizer_state_train_step(net, adam, kCpuDevice);
   const berth::OptimizerStatePlacementReport ok =
       berth::place_optimizer_state(adam, berth::PlacementPolicy::Strict);
   EXPECT_EQ(ok.state_tensors, 8);
@@ -188,14 +189,14 @@ TEST(OptimizerState, FindsTheTensorsOfEveryKnownOptimizer) {
   {
     OptimNet net;
     torch::optim::AdamW adamw(net->parameters(), torch::optim::AdamWOptions(0.01).amsgrad(true));
-    train_step(net, adamw, kCpuDevice);
+    optimizer_state_train_step(net, adamw, kCpuDevice);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(adamw, net.get()), "fc1.bias"),
               (std::vector<std::string>{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}));
   }
   {
     OptimNet net;
     torch::optim::Adagrad adagrad(net->parameters(), 0.01);
-    train_step(net, adagrad, kCpuDevice);
+    optimizer_state_train_step(net, adagrad, kCpuDevice);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(adagrad, net.get()), "fc1.bias"),
               std::vector<std::string>{"sum"});
   }
@@ -203,7 +204,7 @@ TEST(OptimizerState, FindsTheTensorsOfEveryKnownOptimizer) {
     OptimNet net;
     torch::optim::RMSprop rmsprop(net->parameters(),
                                   torch::optim::RMSpropOptions(0.01).momentum(0.9).centered(true));
-    train_step(net, rmsprop, kCpuDevice);
+    optimizer_state_train_step(net, rmsprop, kCpuDevice);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(rmsprop, net.get()), "fc1.bias"),
               (std::vector<std::string>{"square_avg", "momentum_buffer", "grad_avg"}));
     berth::place(*net, kMetaDevice);

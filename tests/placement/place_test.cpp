@@ -127,7 +127,8 @@ TEST(Place, MetaTensorsStayWhenTheTargetIsMeta) {
 TEST(Place, StrictWithMixedDevicesExplainsAndMovesNothing) {
   PlaceNet net;
   berth::place(*net->head, kMetaDevice);
-  const std::string text = place_error([&] { berth::place(*net, kCpuDevice, berth::PlacementPolicy::Strict); });
+  const std::string text =
+      place_error([&] { berth::place(*net, kCpuDevice, berth::PlacementPolicy::Strict); });
   EXPECT_EQ(text,
             "model placement: expected every parameter and buffer on cpu, found 2 of 9 elsewhere:\n"
             "  meta: 2 tensors (40 B): head.weight, head.bias\n"

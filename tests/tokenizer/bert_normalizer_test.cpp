@@ -14,7 +14,7 @@ using berth::tokenizer::BertNormalizer;
 using berth::tokenizer::BertNormalizerOptions;
 using berth::tokenizer::NormalizedText;
 
-std::string utf8(char32_t cp) { return berth::testing::encode_utf8(cp); }
+std::string bert_normalizer_utf8(char32_t cp) { return berth::testing::encode_utf8(cp); }
 
 // tokenizer_codepoints.jsonl lists every code point the default (uncased) or the cased BertNormalizer
 // changes; all others must come out unchanged.
@@ -31,7 +31,7 @@ TEST(BertNormalizerGolden, EveryCodePointAsHfTokenizers) {
   size_t mismatches = 0;
   for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-    const std::string ch = utf8(cp);
+    const std::string ch = bert_normalizer_utf8(cp);
     auto it = changed.find(cp);
     const std::string& want_uncased = it == changed.end() ? ch : it->second.first;
     const std::string& want_cased = it == changed.end() ? ch : it->second.second;

@@ -29,7 +29,7 @@ using Merges = std::vector<std::pair<std::string, std::string>>;
 
 std::string golden_path(const std::string& name) { return berth::testing::golden_dir() + "/" + name; }
 
-nlohmann::json read_json(const std::string& path) {
+nlohmann::json bpe_trainer_read_json(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "missing " << path << ": the build generates it with the venv's HF tokenizers";
   return in.good() ? nlohmann::json::parse(in) : nlohmann::json();
@@ -45,7 +45,7 @@ WordCounts corpus_words(bool add_prefix_space) {
       TextLines::WithEndings);
 }
 
-BpeTrainerOptions options_of(const nlohmann::json& setting) {
+BpeTrainerOptions bpe_trainer_options_of(const nlohmann::json& setting) {
   BpeTrainerOptions options;
   options.vocab_size = setting["vocab_size"].get<size_t>();
   options.min_frequency = setting["min_frequency"].get<uint64_t>();
@@ -72,12 +72,12 @@ size_t first_difference(const std::vector<T>& a, const std::vector<T>& b) {
 }
 
 TEST(BpeTrainer, MatchesHfOnSpamAssassinAtEverySetting) {
-  const nlohmann::json golden = read_json(golden_path("bpe_trainer_golden.json"));
+  const nlohmann::json golden = bpe_trainer_read_json(golden_path("bpe_trainer_golden.json"));
   ASSERT_GE(golden["settings"].size(), 3u);
   for (const auto& setting : golden["settings"]) {
     const std::string name = setting["name"];
     const TrainedBpe trained =
-        train_bpe(corpus_words(setting["add_prefix_space"].get<bool>()), options_of(setting));
+        train_bpe(corpus_words(setting["add_prefix_space"].get<bool>()), bpe_trainer_options_of(setting));
     const auto vocab = setting["vocab"].get<std::vector<std::string>>();
     const Merges merges = merges_of(setting);
     const size_t token = first_difference(trained.vocab, vocab);
@@ -92,7 +92,7 @@ TEST(BpeTrainer, MatchesHfOnSpamAssassinAtEverySetting) {
 }
 
 TEST(BpeTrainer, WritesTheTokenizerJsonHfSavesAndEncodesAsHf) {
-  const nlohmann::json golden = read_json(golden_path("bpe_trainer_golden.json"));
+  const nlohmann::json golden = bpe_trainer_read_json(golden_path("bpe_trainer_golden.json"));
   size_t written = 0;
   for (const auto& setting : golden["settings"]) {
     if (!setting["write"].get<bool>()) continue;
@@ -103,7 +103,9 @@ TEST(BpeTrainer, WritesTheTokenizerJsonHfSavesAndEncodesAsHf) {
     const auto specials = setting["special_tokens"].get<std::vector<std::string>>();
     write_byte_level_bpe_files(dir.file("out"), trained, specials, add_prefix_space);
     const std::string hf_dir = golden_path("bpe_trainer_" + name);
-    EXPECT_EQ(read_json(dir.file("out/tokenizer.json")), read_json(hf_dir + "/tokenizer.json")) << name;
+    EXPECT_EQ(bpe_trainer_read_json(dir.file("out/tokenizer.json")),
+              bpe_trainer_read_json(hf_dir + "/tokenizer.json"))
+        << name;
 
     // berth's pipeline reads the directory and encodes held-out emails as HF does.
     const Tokenizer tokenizer = load_tokenizer(dir.file("out"));
@@ -125,7 +127,7 @@ TEST(BpeTrainer, TokenizerConfigNamesTheSpecialTokensRoles) {
   TempDir dir;
   const TrainedBpe bpe{{"<s>", "<pad>", "</s>", "<unk>", "<mask>", "a", "b", "ab"}, {{"a", "b"}}};
   write_byte_level_bpe_files(dir.file("roberta"), bpe, {"<s>", "<pad>", "</s>", "<unk>", "<mask>"}, true);
-  const nlohmann::json roberta = read_json(dir.file("roberta/tokenizer_config.json"));
+  const nlohmann::json roberta = bpe_trainer_read_json(dir.file("roberta/tokenizer_config.json"));
   EXPECT_EQ(roberta["tokenizer_class"], "PreTrainedTokenizerFast");
   EXPECT_EQ(roberta["model_max_length"], 512);
   EXPECT_EQ(roberta["bos_token"], "<s>");
@@ -135,14 +137,14 @@ TEST(BpeTrainer, TokenizerConfigNamesTheSpecialTokensRoles) {
   EXPECT_EQ(roberta["unk_token"], "<unk>");
   EXPECT_EQ(roberta["pad_token"], "<pad>");
   EXPECT_EQ(roberta["mask_token"], "<mask>");
-  const nlohmann::json tokenizer = read_json(dir.file("roberta/tokenizer.json"));
+  const nlohmann::json tokenizer = bpe_trainer_read_json(dir.file("roberta/tokenizer.json"));
   EXPECT_EQ(tokenizer["pre_tokenizer"]["add_prefix_space"], true);
   EXPECT_EQ(tokenizer["post_processor"]["add_prefix_space"], true);
   EXPECT_EQ(tokenizer["added_tokens"].size(), 5u);
 
   const TrainedBpe gpt2{{"<|endoftext|>", "a", "b"}, {}};
   write_byte_level_bpe_files(dir.file("gpt2"), gpt2, {"<|endoftext|>"}, false, 1024);
-  const nlohmann::json config = read_json(dir.file("gpt2/tokenizer_config.json"));
+  const nlohmann::json config = bpe_trainer_read_json(dir.file("gpt2/tokenizer_config.json"));
   EXPECT_EQ(config["bos_token"], "<|endoftext|>");
   EXPECT_EQ(config["eos_token"], "<|endoftext|>");
   EXPECT_EQ(config["unk_token"], "<|endoftext|>");

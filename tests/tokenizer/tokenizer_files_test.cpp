@@ -23,12 +23,12 @@ json read(const std::string& path) {
   return json::parse(in);
 }
 
-std::string read_text(const std::string& path) {
+std::string tokenizer_files_read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-void write(const std::string& path, const std::string& text) {
+void tokenizer_files_write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
@@ -55,9 +55,10 @@ TEST(TokenizerFiles, JsonAndVocabTxtGiveTheSameTokenizer) {
 
 TEST(TokenizerFiles, ConfigSettingsAndSpecialTokenTextsAreRead) {
   berth::testing::TempDir dir;
-  write(dir.file("vocab.txt"), "<unk>\n<cls>\n<sep>\n<pad>\nhello\n\xC3\xA9t\xC3\xA9\n");
-  write(dir.file("tokenizer_config.json"),
-        R"({"do_lower_case": false, "model_max_length": 128, "unk_token": "<unk>", "cls_token": "<cls>",
+  tokenizer_files_write(dir.file("vocab.txt"), "<unk>\n<cls>\n<sep>\n<pad>\nhello\n\xC3\xA9t\xC3\xA9\n");
+  tokenizer_files_write(
+      dir.file("tokenizer_config.json"),
+      R"({"do_lower_case": false, "model_max_length": 128, "unk_token": "<unk>", "cls_token": "<cls>",
             "sep_token": {"content": "<sep>", "__type": "AddedToken"}, "pad_token": "<pad>"})");
   const Tokenizer t = load_tokenizer(dir.path().string());
   EXPECT_EQ(t.model_max_length, 128u);
@@ -72,7 +73,7 @@ TEST(TokenizerFiles, TheConfigsLowercaseWinsOverTokenizerJson) {
   berth::testing::TempDir dir;
   std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/tokenizer.json",
                              dir.file("tokenizer.json"));
-  write(dir.file("tokenizer_config.json"), R"({"do_lower_case": false})");
+  tokenizer_files_write(dir.file("tokenizer_config.json"), R"({"do_lower_case": false})");
   const Tokenizer cased = load_tokenizer(dir.path().string());
   const Tokenizer uncased = load_tokenizer(berth::testing::bert_base_uncased_dir());
   EXPECT_EQ(cased.encode("Hello", std::nullopt, false).ids, (std::vector<int64_t>{100}));  // [UNK]
@@ -119,12 +120,14 @@ TEST(TokenizerFiles, DirectoriesLoadAsTransformersLoadsThem) {
 TEST(TokenizerFiles, AddBosAndEosTokensLeaveTokenizerJsonsTemplate) {
   // As transformers 5: tokenizer.json's post_processor decides (the goldens above check Llama 2's too).
   berth::testing::TempDir dir;
-  write(dir.file("tokenizer.json"),
-        R"({"model": {"type": "WordLevel", "vocab": {"<s>": 0, "</s>": 1, "a": 2, "b": 3}, "unk_token": "a"},
+  tokenizer_files_write(
+      dir.file("tokenizer.json"),
+      R"({"model": {"type": "WordLevel", "vocab": {"<s>": 0, "</s>": 1, "a": 2, "b": 3}, "unk_token": "a"},
             "pre_tokenizer": {"type": "WhitespaceSplit"},
             "added_tokens": [{"id": 0, "content": "<s>", "special": true}, {"id": 1, "content": "</s>", "special": true}]})");
-  write(dir.file("tokenizer_config.json"),
-        R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true, "add_eos_token": true})");
+  tokenizer_files_write(
+      dir.file("tokenizer_config.json"),
+      R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true, "add_eos_token": true})");
   const Tokenizer t = load_tokenizer(dir.path().string());
   EXPECT_EQ(t.encode("a b").ids, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(t.special_tokens.eos, "</s>");
@@ -133,11 +136,12 @@ TEST(TokenizerFiles, AddBosAndEosTokensLeaveTokenizerJsonsTemplate) {
 
 TEST(TokenizerFiles, SpecialTokensAreLookedUpByText) {
   berth::testing::TempDir dir;
-  write(dir.file("vocab.txt"), "[UNK]\nhello\n[CLS]\n[SEP]\n");  // no [PAD], no [MASK]: fine until needed
+  tokenizer_files_write(dir.file("vocab.txt"),
+                        "[UNK]\nhello\n[CLS]\n[SEP]\n");  // no [PAD], no [MASK]: fine until needed
   const Tokenizer t = load_tokenizer(dir.path().string());
   EXPECT_EQ(t.encode("hello").ids, (std::vector<int64_t>{2, 1, 3}));
   expect_contains(error_text([&] { t.pad_token_id(); }), {"no token \"[PAD]\"", "Fix:"});
-  write(dir.file("vocab.txt"), "[UNK]\nhello\n[SEP]\n");
+  tokenizer_files_write(dir.file("vocab.txt"), "[UNK]\nhello\n[SEP]\n");
   expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
                   {"vocab.txt", "has no \"[CLS]\"", "Fix:"});
 }
@@ -146,18 +150,20 @@ TEST(TokenizerFiles, UnknownComponentsAreNamedWithTheirPath) {
   berth::testing::TempDir dir;
   json j = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
   j["normalizer"] = {{"type", "Foo"}};
-  write(dir.file("tokenizer.json"), j.dump());
+  tokenizer_files_write(dir.file("tokenizer.json"), j.dump());
   expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
                   {"tokenizer.json", "normalizer.type", "\"Foo\" is not a normalizer berth knows", "Fix:"});
 }
 
 TEST(TokenizerFiles, BrokenFilesNameTheFile) {
   berth::testing::TempDir dir;
-  write(dir.file("tokenizer.json"), "{ not json");
+  tokenizer_files_write(dir.file("tokenizer.json"), "{ not json");
   expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
                   {"tokenizer.json", "not valid JSON"});
-  write(dir.file("tokenizer.json"), read_text(berth::testing::bert_base_uncased_dir() + "/tokenizer.json"));
-  write(dir.file("tokenizer_config.json"), R"({"model_max_length": "long"})");
+  tokenizer_files_write(
+      dir.file("tokenizer.json"),
+      tokenizer_files_read_text(berth::testing::bert_base_uncased_dir() + "/tokenizer.json"));
+  tokenizer_files_write(dir.file("tokenizer_config.json"), R"({"model_max_length": "long"})");
   expect_contains(error_text([&] { load_tokenizer(dir.path().string()); }),
                   {"tokenizer_config.json", "\"model_max_length\" has the wrong type", "Fix:"});
   berth::testing::TempDir empty;
@@ -173,8 +179,8 @@ TEST(TokenizerFiles, SavedFilesKeepHfContent) {
   json saved = read(dir.file("tokenizer.json"));
   json original = read(berth::testing::bert_base_uncased_dir() + "/tokenizer.json");
   EXPECT_TRUE(saved == original);  // not printed: 30k tokens
-  EXPECT_EQ(read_text(dir.file("vocab.txt")),
-            read_text(berth::testing::bert_base_uncased_dir() + "/vocab.txt"));
+  EXPECT_EQ(tokenizer_files_read_text(dir.file("vocab.txt")),
+            tokenizer_files_read_text(berth::testing::bert_base_uncased_dir() + "/vocab.txt"));
   EXPECT_EQ(read(dir.file("tokenizer_config.json"))["do_lower_case"], true);
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();  // no temporary left
@@ -184,7 +190,8 @@ TEST(TokenizerFiles, SaveThenLoadKeepsSettingsAndEncodings) {
   berth::testing::TempDir vocab_only;
   std::filesystem::copy_file(berth::testing::bert_base_uncased_dir() + "/vocab.txt",
                              vocab_only.file("vocab.txt"));
-  write(vocab_only.file("tokenizer_config.json"), R"({"do_lower_case": true, "strip_accents": false})");
+  tokenizer_files_write(vocab_only.file("tokenizer_config.json"),
+                        R"({"do_lower_case": true, "strip_accents": false})");
   Tokenizer t = load_tokenizer(vocab_only.path().string());
   TruncationOptions truncation;
   truncation.max_length = 12;

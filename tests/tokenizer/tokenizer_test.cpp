@@ -29,7 +29,7 @@ std::string family_dir(const std::string& family) {
   return berth::testing::golden_dir() + "/hf_tokenizers/" + family;
 }
 
-std::optional<TruncationOptions> truncation_of(const nlohmann::json& t) {
+std::optional<TruncationOptions> tokenizer_truncation_of(const nlohmann::json& t) {
   if (t.is_null()) return std::nullopt;
   TruncationOptions out;
   out.max_length = t["max_length"].get<size_t>();
@@ -66,7 +66,7 @@ TEST_P(TokenizerGolden, EveryCaseSinglesAndPairsTruncatedAndNot) {
   size_t compared = 0, refused = 0, failures = 0;
   for (const auto& golden : read_jsonl(family_dir(GetParam()) + "/cases.jsonl")) {
     const auto& c = cases.at(golden["case"].get<size_t>());
-    tokenizer.set_truncation(truncation_of(golden["truncation"]));
+    tokenizer.set_truncation(tokenizer_truncation_of(golden["truncation"]));
     std::optional<std::string_view> pair;
     if (c.contains("text_pair")) pair = c["text_pair"].get_ref<const std::string&>();
     const std::string text = c["text"];

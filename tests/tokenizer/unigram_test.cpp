@@ -17,7 +17,7 @@ using berth::testing::error_text;
 using berth::testing::expect_contains;
 using namespace berth::tokenizer;
 
-std::unique_ptr<TokenModel> golden_model(const std::string& family) {
+std::unique_ptr<TokenModel> unigram_golden_model(const std::string& family) {
   std::ifstream in(berth::testing::unigram_golden_dir() + "/" + family + ".json");
   if (!in) {
     ADD_FAILURE() << "missing golden " << berth::testing::unigram_golden_dir() << "/" << family << ".json";
@@ -29,7 +29,7 @@ std::unique_ptr<TokenModel> golden_model(const std::string& family) {
 class UnigramGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UnigramGolden, EveryPieceOfEveryCaseAndEmail) {
-  const auto model = golden_model(GetParam());
+  const auto model = unigram_golden_model(GetParam());
   ASSERT_TRUE(model);
   size_t compared = 0, failures = 0;
   std::vector<ModelToken> tokens;

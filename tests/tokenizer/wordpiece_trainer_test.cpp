@@ -15,7 +15,7 @@ namespace {
 
 using berth::tokenizer::train_wordpiece;
 using berth::tokenizer::WordPieceTrainerOptions;
-using WordCounts = std::unordered_map<std::string, uint64_t>;
+using WordpieceTrainerWordCounts = std::unordered_map<std::string, uint64_t>;
 
 // HF's Tokenizer.train: WordPieceTrainer::default() -- no specials, no limits, min_frequency 0.
 WordPieceTrainerOptions hf_defaults() {
@@ -27,8 +27,8 @@ WordPieceTrainerOptions hf_defaults() {
   return options;
 }
 
-WordCounts count_words(const std::string& text) {
-  WordCounts counts;
+WordpieceTrainerWordCounts count_words(const std::string& text) {
+  WordpieceTrainerWordCounts counts;
   std::istringstream in(text);
   std::string word;
   while (in >> word) ++counts[word];
@@ -64,7 +64,7 @@ TEST(WordPieceTrainer, MatchesHfForEveryRecordedRun) {
   std::ifstream corpus_file(berth::testing::golden_dir() + "/wordpiece_trainer_corpus.txt");
   std::stringstream corpus;
   corpus << corpus_file.rdbuf();
-  const WordCounts counts = count_words(corpus.str());
+  const WordpieceTrainerWordCounts counts = count_words(corpus.str());
   std::ifstream golden_file(golden);
   const auto runs = nlohmann::json::parse(golden_file)["runs"];
   ASSERT_GE(runs.size(), 2u);
@@ -88,8 +88,9 @@ TEST(WordPieceTrainer, MatchesHfForEveryRecordedRun) {
 
 TEST(WordPieceTrainer, MatchesHfBpeTrainerUnitTest) {
   // HF's own BpeTrainer test (tokenizers/src/models/bpe/trainer.rs, test_train): no prefix, min_frequency 2.
-  const WordCounts counts = {{"roses", 1}, {"are", 2}, {"red", 1}, {"voilets", 1}, {"blue", 1}, {"BERT", 1},
-                             {"is", 2},    {"big", 1}, {"and", 1}, {"so", 1},      {"GPT-2", 1}};
+  const WordpieceTrainerWordCounts counts = {{"roses", 1}, {"are", 2},  {"red", 1},  {"voilets", 1},
+                                             {"blue", 1},  {"BERT", 1}, {"is", 2},   {"big", 1},
+                                             {"and", 1},   {"so", 1},   {"GPT-2", 1}};
   WordPieceTrainerOptions options = hf_defaults();
   options.min_frequency = 2;
   options.continuing_subword_prefix = "";
@@ -117,7 +118,7 @@ TEST(WordPieceTrainer, SpecialsAlphabetThenContinuationsThenMerges) {
 }
 
 TEST(WordPieceTrainer, EveryCorpusWordTokenisesWithoutUnk) {
-  const WordCounts counts = count_words(kSmallCorpus);
+  const WordpieceTrainerWordCounts counts = count_words(kSmallCorpus);
   WordPieceTrainerOptions options;
   options.vocab_size = 45;
   options.min_frequency = 1;
@@ -132,7 +133,7 @@ TEST(WordPieceTrainer, EveryCorpusWordTokenisesWithoutUnk) {
 }
 
 TEST(WordPieceTrainer, SmallerVocabIsAPrefixOfALargerOne) {
-  const WordCounts counts = count_words(kSmallCorpus);
+  const WordpieceTrainerWordCounts counts = count_words(kSmallCorpus);
   WordPieceTrainerOptions options;
   options.min_frequency = 1;
   options.vocab_size = 1000;
@@ -144,8 +145,8 @@ TEST(WordPieceTrainer, SmallerVocabIsAPrefixOfALargerOne) {
 }
 
 TEST(WordPieceTrainer, DeterministicWhateverTheMapOrder) {
-  const WordCounts counts = count_words(kSmallCorpus);
-  WordCounts reversed(counts.begin(), counts.end());
+  const WordpieceTrainerWordCounts counts = count_words(kSmallCorpus);
+  WordpieceTrainerWordCounts reversed(counts.begin(), counts.end());
   reversed.rehash(1024);  // another bucket count: another iteration order
   EXPECT_EQ(train_wordpiece(counts), train_wordpiece(reversed));
 }

@@ -15,7 +15,7 @@ namespace {
 using berth::testing::error_text;
 using berth::testing::expect_contains;
 
-std::string fixture(const std::string& name) {
+std::string deepspeed_config_fixture(const std::string& name) {
   return berth::testing::source_dir() + "/tests/train/fixtures/" + name;
 }
 
@@ -26,7 +26,7 @@ TrainingArguments fp16_args() {
 }
 
 TEST(DeepSpeedConfigTest, SeedConfigParsesVerbatim) {
-  std::ifstream in(fixture("seed_deepspeed_config.json"));
+  std::ifstream in(deepspeed_config_fixture("seed_deepspeed_config.json"));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_NE(text.find("2e8"), std::string::npos);  // the fixture is the seed's text, 2e8 and all
   std::vector<std::string> warnings;
@@ -52,8 +52,8 @@ TEST(DeepSpeedConfigTest, SeedConfigParsesVerbatim) {
 
 TEST(DeepSpeedConfigTest, SeedConfigEnablesFp16AndConflictsWithBf16) {
   // --fp16 given: batch sizes come from the arguments (absent keys are filled as "auto").
-  const DeepSpeedConfig config =
-      resolve_deepspeed_config(fixture("seed_deepspeed_config.json"), fp16_args(), /*world_size=*/2);
+  const DeepSpeedConfig config = resolve_deepspeed_config(
+      deepspeed_config_fixture("seed_deepspeed_config.json"), fp16_args(), /*world_size=*/2);
   EXPECT_EQ(config.train_micro_batch_size_per_gpu, 8);
   EXPECT_EQ(config.gradient_accumulation_steps, 1);
   EXPECT_EQ(config.train_batch_size, 16);
@@ -61,14 +61,15 @@ TEST(DeepSpeedConfigTest, SeedConfigEnablesFp16AndConflictsWithBf16) {
   EXPECT_EQ(config.zero.stage, 1);
   // Without --fp16 the config's explicit "enabled": true turns fp16 on (berth's one departure from HF's
   // fill_match, so that the config users write decides the precision)...
-  EXPECT_EQ(resolve_deepspeed_config(fixture("seed_deepspeed_config.json"), TrainingArguments{}, 2)
-                .precision.precision,
-            Precision::fp16);
+  EXPECT_EQ(
+      resolve_deepspeed_config(deepspeed_config_fixture("seed_deepspeed_config.json"), TrainingArguments{}, 2)
+          .precision.precision,
+      Precision::fp16);
   // ...and a config that contradicts a precision flag lists it.
   TrainingArguments bf16;
   bf16.bf16 = true;
-  const std::string error =
-      error_text([&] { resolve_deepspeed_config(fixture("seed_deepspeed_config.json"), bf16, 2); });
+  const std::string error = error_text(
+      [&] { resolve_deepspeed_config(deepspeed_config_fixture("seed_deepspeed_config.json"), bf16, 2); });
   expect_contains(error, {"seed_deepspeed_config.json", "mismatch TrainingArguments values",
                           "fp16.enabled=true vs bf16=true", "--bf16", "\"fp16\": {\"enabled\": false}"});
   TrainingArguments fp16 = fp16_args();

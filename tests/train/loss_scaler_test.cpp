@@ -28,7 +28,7 @@ nlohmann::json golden_cases() {
   return in.good() ? nlohmann::json::parse(in)["cases"] : nlohmann::json::array();
 }
 
-LossScaleOptions options_of(const nlohmann::json& c) {
+LossScaleOptions loss_scaler_options_of(const nlohmann::json& c) {
   LossScaleOptions options;
   options.loss_scale = 0;
   options.initial_scale_power = c["initial_scale_power"].get<int>();
@@ -62,7 +62,7 @@ TEST(LossScaler, MatchesDeepSpeedStepByStep) {
   ASSERT_EQ(cases.size(), 8u);
   int raised = 0;
   for (const auto& c : cases) {
-    LossScaler scaler(options_of(c));
+    LossScaler scaler(loss_scaler_options_of(c));
     EXPECT_TRUE(scaler.dynamic());
     expect_steps(scaler, c, 0, c["steps"].size());
     if (!c["raised_at"].is_null()) {
@@ -144,14 +144,14 @@ TEST(LossScaler, StateRoundTripContinuesTheSameSequence) {
   ASSERT_EQ(cases.size(), 8u);
   for (const auto& c : cases) {
     const size_t n = c["steps"].size(), half = n / 2;
-    LossScaler first(options_of(c));
+    LossScaler first(loss_scaler_options_of(c));
     expect_steps(first, c, 0, half);
     const std::string saved = first.state_json();
     const auto json = nlohmann::json::parse(saved);
     EXPECT_EQ(json["cur_scale"].get<double>(), first.scale());
     EXPECT_EQ(json["cur_iter"].get<int64_t>(), static_cast<int64_t>(half));
     EXPECT_TRUE(json["dynamic"].get<bool>());
-    LossScaler resumed(options_of(c));
+    LossScaler resumed(loss_scaler_options_of(c));
     EXPECT_TRUE(resumed.load_state_json(saved));
     expect_steps(resumed, c, half, n);
   }

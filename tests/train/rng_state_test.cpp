@@ -17,7 +17,7 @@ using berth::testing::TempDir;
 namespace berth::train {
 namespace {
 
-nlohmann::json golden_cases() {
+nlohmann::json rng_state_golden_cases() {
   std::ifstream in(berth::testing::golden_dir() + "/train_io/rng_state.json");
   EXPECT_TRUE(in.good()) << "missing golden; build the berth_goldens target";
   return in.good() ? nlohmann::json::parse(in)["cases"] : nlohmann::json::array();
@@ -39,7 +39,7 @@ TEST(RngState, RestoringReplaysTheSameDraws) {
 // The state bytes after torch.manual_seed are PyTorch's, and a state PyTorch took mid-stream, restored here,
 // gives the values PyTorch drew next (tests/goldens/train_io_goldens.py).
 TEST(RngState, MatchesPyTorchsGenerator) {
-  const auto cases = golden_cases();
+  const auto cases = rng_state_golden_cases();
   ASSERT_EQ(cases.size(), 3u);
   for (const auto& c : cases) {
     torch::manual_seed(c["seed"].get<uint64_t>());

@@ -18,7 +18,7 @@ std::string fixture_path() {
   return berth::testing::source_dir() + "/tests/train/fixtures/hf_trainer_state.json";
 }
 
-std::string read_text(const std::string& path) {
+std::string trainer_state_read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
@@ -48,7 +48,7 @@ TEST(TrainerStateTest, ReadsHfsTrainerStateJson) {
 }
 
 TEST(TrainerStateTest, HfFileRoundTripsToTheSameJson) {
-  const std::string text = read_text(fixture_path());
+  const std::string text = trainer_state_read_text(fixture_path());
   const TrainerState state = TrainerState::from_json_text(text);
   // Same keys and values as HF wrote (number spelling aside: compare parsed JSON).
   EXPECT_EQ(nlohmann::json::parse(state.to_json_text()), nlohmann::json::parse(text));

@@ -19,11 +19,11 @@ using testing::contains;
 using testing::run_program;
 using testing::TempDir;
 
-const std::string kCli = BERTH_CLI_PATH;
+const std::string kTrainerZeroCli = BERTH_CLI_PATH;
 const std::string kSeedConfig =
     std::string(BERTH_SOURCE_DIR) + "/tests/train/fixtures/seed_deepspeed_config.json";
 
-nlohmann::json read_json(const std::string& path) {
+nlohmann::json trainer_zero_read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
 }
@@ -58,9 +58,10 @@ class ZeroTraining : public ::testing::Test {
            run.extra;
   }
   testing::CliResult train(const std::string& out, const Run& run, int ranks) const {
-    const std::string command = ranks == 1 ? kCli + " " + train_args(out, run)
-                                           : kCli + " launch --nproc-per-node " + std::to_string(ranks) +
-                                                 " -- " + kCli + " " + train_args(out, run);
+    const std::string command = ranks == 1
+                                    ? kTrainerZeroCli + " " + train_args(out, run)
+                                    : kTrainerZeroCli + " launch --nproc-per-node " + std::to_string(ranks) +
+                                          " -- " + kTrainerZeroCli + " " + train_args(out, run);
     return run_program(command, true, "", 180);
   }
   std::string write_config(const std::string& name, const nlohmann::json& config) const {
@@ -70,7 +71,7 @@ class ZeroTraining : public ::testing::Test {
   }
   // The seed's config as a user would adapt it for a CPU: fp16 off, the rest verbatim.
   nlohmann::json seed_without_fp16() const {
-    nlohmann::json config = read_json(kSeedConfig);
+    nlohmann::json config = trainer_zero_read_json(kSeedConfig);
     config["fp16"]["enabled"] = false;
     return config;
   }
@@ -163,12 +164,13 @@ TEST_F(ZeroTraining, ACheckpointOfTwoRanksAtStage2ResumesOnOneRankAndOnTwoRanksA
   expect_same_weights(dir.file("full"), dir.file("three"), 1e-5);
 
   // berth export: the consolidated model of the stage-2 checkpoint, loadable by berth predict.
-  const auto exported =
-      run_program(kCli + " export --checkpoint " + checkpoint + " --output " + dir.file("exported"));
+  const auto exported = run_program(kTrainerZeroCli + " export --checkpoint " + checkpoint + " --output " +
+                                    dir.file("exported"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   expect_same_weights(checkpoint, dir.file("exported"), 0);
-  const auto predicted = run_program(kCli + " predict --model " + dir.file("exported") + " --input " +
-                                     dir.file("eval.jsonl") + " --output " + dir.file("predicted.jsonl"));
+  const auto predicted =
+      run_program(kTrainerZeroCli + " predict --model " + dir.file("exported") + " --input " +
+                  dir.file("eval.jsonl") + " --output " + dir.file("predicted.jsonl"));
   EXPECT_EQ(predicted.exit_code, 0) << predicted.output;
 }
 
@@ -198,11 +200,11 @@ TEST_F(ZeroTraining, Bf16TrainsOnACpu) {
   const auto result = train(dir.file("bf16"), {8, "3", " --bf16 true"}, 1);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "bf16")) << result.output;
-  const auto results = read_json(dir.file("bf16/all_results.json"));
+  const auto results = trainer_zero_read_json(dir.file("bf16/all_results.json"));
   const double loss = results.at("train_loss").get<double>();
   EXPECT_TRUE(std::isfinite(loss) && loss > 0) << results.dump();
   // bf16 computes differently from fp32, but not far from it: the same run's fp32 loss is close.
-  const auto fp32 = read_json(reference() + "/all_results.json").at("train_loss").get<double>();
+  const auto fp32 = trainer_zero_read_json(reference() + "/all_results.json").at("train_loss").get<double>();
   EXPECT_NEAR(loss, fp32, 0.05 * fp32);
 }
 

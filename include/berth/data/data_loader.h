@@ -16,12 +16,18 @@
 
 namespace berth::data {
 
+// Where a batch's "labels" come from.
+enum class BatchLabels {
+  Dataset,   // the dataset's labels of the rows (absent when it has none)
+  InputIds,  // HF's DataCollatorForLanguageModeling(mlm=False): input_ids with pad_token_id tokens -100
+};
+
 // {"input_ids", "token_type_ids", "attention_mask"}: (B, T) int64 with T the longest of these rows rounded up
 // to a multiple of pad_to_multiple_of (when > 0); padding is pad_token_id / type 0 / mask 0. "labels": the
-// rows' labels, (B,) or (B, L), absent when the dataset has none. Missing type ids read as 0, a missing mask
-// as 1.
+// rows' labels, (B,) or (B, L), absent when the dataset has none; or (B, T) from input_ids (see
+// BatchLabels). Missing type ids read as 0, a missing mask as 1.
 Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, int64_t pad_token_id,
-              size_t pad_to_multiple_of = 0);
+              size_t pad_to_multiple_of = 0, BatchLabels labels = BatchLabels::Dataset);
 
 struct DataLoaderOptions {
   size_t batch_size = 32;
@@ -34,6 +40,7 @@ struct DataLoaderOptions {
   size_t world_size = 1;
   int64_t pad_token_id = 0;
   size_t pad_to_multiple_of = 0;
+  BatchLabels labels = BatchLabels::Dataset;
   // HF's group_by_length: shuffle in megabatches sorted by length, so that each batch pads little (see
   // DistributedSamplerOptions::lengths). Only with shuffle.
   bool group_by_length = false;

@@ -1,5 +1,5 @@
-// AutoModel: the one place that maps a checkpoint's config.json model_type to a model family and a task to its
-// head, as HF's AutoModelFor*.from_pretrained chooses.
+// AutoModel: the one place that maps a checkpoint's config.json model_type to a model family and a task to
+// its head, as HF's AutoModelFor*.from_pretrained chooses.
 #pragma once
 
 #include "berth/model/checkpoint_io.h"
@@ -36,6 +36,9 @@ struct ModelFamily {
       build;
   // Its checkpoint names for `task` (the architecture name, base-model prefix, tied names, head, init).
   std::function<CheckpointLayout(const PretrainedConfig& config, ModelTask task)> layout;
+  // The longest input in tokens a model of `config` takes; unset: max_position_embeddings (or GPT-2's
+  // n_positions).
+  std::function<int64_t(const PretrainedConfig& config)> max_positions;
 };
 
 // Every family berth implements.
@@ -46,6 +49,10 @@ const ModelFamily& model_family(const std::string& model_type, const std::string
 // The task a checkpoint is for: its config's first architecture with a known head, else sequence
 // classification (HF's AutoModelForSequenceClassification, the seed's call).
 ModelTask default_task(const PretrainedConfig& config);
+
+// The longest input in tokens the model `config` describes takes (see ModelFamily::max_positions), without
+// building it.
+int64_t max_positions(const PretrainedConfig& config);
 
 // A freshly initialised task model from a config (a preset, or a checkpoint's config without its weights).
 std::shared_ptr<TaskModel> build_task_model(const PretrainedConfig& config, ModelTask task,

@@ -20,8 +20,8 @@ namespace berth {
 // How a family's task model names its tensors in a checkpoint.
 struct CheckpointLayout {
   std::string architecture;  // HF's class name ("GPT2LMHeadModel"): messages and config.json's architectures
-  // HF's base_model_prefix plus a dot ("bert.", "transformer.", "model."): a checkpoint of the bare base model
-  // loads under it, and a head checkpoint loads into the bare base model without it.
+  // HF's base_model_prefix plus a dot ("bert.", "transformer.", "model."): a checkpoint of the bare base
+  // model loads under it, and a head checkpoint loads into the bare base model without it.
   std::string base_prefix;
   // Names a checkpoint may hold that the module has no tensor for, dropped without a report: weights tied to
   // another ("lm_head.weight" when tie_word_embeddings) and buffers HF no longer saves.

@@ -14,8 +14,8 @@ const char* task_name(ModelTask task);
 // The inverse of task_name; anything else throws berth::Error listing the names.
 ModelTask parse_task(const std::string& name);
 const std::vector<ModelTask>& all_tasks();
-// HF's class-name suffix: "ForSequenceClassification", "ForTokenClassification", "ForMaskedLM", "ForCausalLM",
-// "ForQuestionAnswering".
+// HF's class-name suffix: "ForSequenceClassification", "ForTokenClassification", "ForMaskedLM",
+// "ForCausalLM", "ForQuestionAnswering".
 const char* head_suffix(ModelTask task);
 // The task an HF architecture name is for ("RobertaForMaskedLM" -> MaskedLM, "GPT2LMHeadModel" -> CausalLM);
 // nullopt for a bare base model ("BertModel") or a head berth has no task for ("BertForPreTraining").

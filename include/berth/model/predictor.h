@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/model/generate.h"
 #include "berth/model/pretrained.h"
 #include "berth/model/task_model.h"
 #include "berth/tokenizer/tokenizer.h"
@@ -22,10 +23,14 @@ struct PredictorOptions {
   size_t max_length = 0;
   // Head+tail truncation (TruncationOptions::keep_head), as the model was trained; nullopt: end cut off.
   std::optional<size_t> keep_head = std::nullopt;
+  // Causal LMs: how the continuation is decoded (the tokenizer's EOS stops it when eos_token_id is unset).
+  GenerateOptions generate;
 };
 
 // One input's result. Single-label: softmax probabilities, label = the most probable; multi-label: sigmoid
 // probabilities, label = the most probable, labels = every label over 0.5; regression: value = the logit.
+// Causal LM: generated_text = the input text and its continuation (HF's text-generation pipeline), and the
+// continuation's ids.
 struct Prediction {
   std::string label;
   int64_t label_id = -1;
@@ -33,6 +38,8 @@ struct Prediction {
   std::optional<double> value;
   std::vector<float> logits;
   std::vector<float> probabilities;
+  std::optional<std::string> generated_text;
+  std::vector<int64_t> generated_ids;
 };
 
 class Predictor {
@@ -53,7 +60,8 @@ class Predictor {
 
  private:
   Predictor(std::shared_ptr<TaskModel> model, tokenizer::Tokenizer tokenizer, LoadReport report,
-            c10::Device device, size_t batch_size);
+            c10::Device device, const PredictorOptions& options);
+  std::vector<Prediction> generate_texts(const std::vector<tokenizer::EncodeInput>& inputs) const;
 
   std::shared_ptr<TaskModel> model_;
   TaskModelInfo info_;
@@ -61,6 +69,7 @@ class Predictor {
   LoadReport report_;
   c10::Device device_;
   size_t batch_size_;
+  GenerateOptions generate_;
 };
 
 }  // namespace berth

@@ -21,6 +21,9 @@ struct PretrainedOptions {
   // built (a different count gives a classifier of a different shape: see ignore_mismatched_sizes).
   std::optional<int64_t> num_labels;
   std::optional<std::vector<std::string>> labels;
+  // The config's problem_type for a classification head (kSingleLabelClassification, ...), replacing the
+  // checkpoint's: the training data decides it.
+  std::optional<std::string> problem_type;
   // Tensors whose shape differs from the checkpoint's are re-initialised (and reported) instead of refused.
   bool ignore_mismatched_sizes = false;
   // Seed for tensors the checkpoint lacks (newly initialised, e.g. a new classifier); nullopt: torch's

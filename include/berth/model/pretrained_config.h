@@ -1,5 +1,6 @@
-// PretrainedConfig: any family's config.json, read as transformers' PretrainedConfig reads it: the shared label
-// and dtype fields, and the family's own fields read through typed getters that name the file, line and field.
+// PretrainedConfig: any family's config.json, read as transformers' PretrainedConfig reads it: the shared
+// label and dtype fields, and the family's own fields read through typed getters that name the file, line and
+// field.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ class PretrainedConfig {
 
   const std::string& model_type() const { return model_type_; }
   // Where it was read from ("" for a config built in code) and the text read, for families whose own
-  // readers report lines.
+  // readers report lines ("" once a set_* call changed a field).
   const std::string& source() const { return source_; }
   const std::string& text() const { return text_; }
   // A field named for messages: "dir/config.json:7: hidden_size".
@@ -75,8 +76,8 @@ class PretrainedConfig {
 
  private:
   std::string model_type_;
-  std::string text_;    // the JSON read, to find a field's line for messages
-  std::string source_;  // "dir/config.json"
+  std::string text_;                           // the JSON read, to find a field's line for messages
+  std::string source_;                         // "dir/config.json"
   std::map<std::string, std::string> fields_;  // every other field: name -> JSON text
 };
 

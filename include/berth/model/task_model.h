@@ -46,8 +46,8 @@ class TaskModel : public LayeredModel {
   virtual torch::nn::Module& module() = 0;
   // batch: "input_ids" (B, T) int64 and the model's optional inputs ("attention_mask", "token_type_ids",
   // "labels"; "start_positions"/"end_positions" for question answering), on the module's device -> logits
-  // and, when the batch has labels, HF's loss (the language models shift causal labels themselves, as HF). Not named forward:
-  // a TORCH_MODULE holder deduces its operator()'s type from a single forward.
+  // and, when the batch has labels, HF's loss (the language models shift causal labels themselves, as HF).
+  // Not named forward: a TORCH_MODULE holder deduces its operator()'s type from a single forward.
   virtual TaskOutput forward_batch(const Batch& batch) = 0;
   // HF's loss for `logits` as forward returns them and `labels` as the batch holds them (any device, as
   // long as both are on the same one).

@@ -1,6 +1,7 @@
 // Trainer: HF transformers' Trainer over any TaskModel, with berth's placement guarantees.
 #pragma once
 
+#include "berth/data/data_loader.h"
 #include "berth/data/tokenized_dataset.h"
 #include "berth/dist/gradient_sync.h"
 #include "berth/model/task_model.h"
@@ -166,6 +167,9 @@ class Trainer {
   void on_main_process(const std::string& what, const std::function<void()>& work);
   void check_device_holds_data(const char* what) const;
   std::ostream& console() const;
+  data::DataLoaderOptions eval_loader_options() const;
+  PredictionOutput predict_classes(const data::TokenizedDataset& dataset, const std::string& prefix);
+  PredictionOutput predict_language_model(const data::TokenizedDataset& dataset, const std::string& prefix);
 
   TrainingArguments args_;
   ModelInit model_init_;

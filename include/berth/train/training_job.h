@@ -15,10 +15,12 @@
 namespace berth::train {
 
 struct TrainingJobOptions {
-  std::string model;             // an HF model directory to fine-tune, or...
-  std::string model_preset;      // ...a BERT preset trained from scratch (bert-tiny ... bert-base)
-  std::string tokenizer;         // tokenizer directory; empty: the model directory
+  std::string model;         // an HF model directory to fine-tune, or...
+  std::string model_preset;  // ...a preset trained from scratch (bert-tiny ... bert-base, ...)
+  std::string task;          // a ModelTask name; empty: the checkpoint's architectures, else classification
+  std::string tokenizer;     // tokenizer directory; empty: the model directory
   std::string config_overrides;  // preset only: "num_hidden_layers=2,hidden_dropout_prob=0.2"
+  size_t block_size = 0;  // causal-lm: pack the texts into blocks of this many tokens (0: one text a row)
   data::DatasetSource data;
   TrainingArguments args;
   int early_stopping_patience = 0;  // 0: off
