@@ -30,14 +30,16 @@ const std::vector<std::string> kCases = {"gelu_single_label",
                                          "gelu_regression_two_outputs_sdpa",
                                          "gelu_no_labels_sdpa"};
 
-// fp32 parity: |actual - expected| <= 1e-5 + 1e-5 * |expected| everywhere (numpy's allclose).
-void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
+// fp32 parity: |actual - expected| <= tol + tol * |expected| everywhere (numpy's allclose). Outputs within
+// 1e-5; gradients, sums over every position of the batch whose order differs between CPUs, within 1e-4.
+void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what,
+                  double tol = 1e-5) {
   ASSERT_TRUE(actual.defined()) << what << " is undefined";
   ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
   const at::Tensor a = actual.detach().to(at::kDouble);
   const at::Tensor e = expected.to(at::kDouble);
-  const double worst = ((a - e).abs() - 1e-5 * e.abs()).max().item<double>();
-  EXPECT_LE(worst, 1e-5) << what << ": max |diff| " << (a - e).abs().max().item<double>();
+  const double worst = ((a - e).abs() - tol * e.abs()).max().item<double>();
+  EXPECT_LE(worst, tol) << what << ": max |diff| " << (a - e).abs().max().item<double>();
 }
 
 std::string case_dir(const std::string& name) { return berth::testing::golden_dir() + "/bert/" + name; }
@@ -87,7 +89,7 @@ TEST_P(BertGoldenCase, LogitsLossAndGradientsMatchTheReference) {
   out.loss.backward();
   int checked = 0;
   for (const auto& param : model->named_parameters()) {
-    expect_close(param.value().grad(), golden.tensor("grad." + param.key()), "grad of " + param.key());
+    expect_close(param.value().grad(), golden.tensor("grad." + param.key()), "grad of " + param.key(), 1e-4);
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(model->named_parameters().size()));

