@@ -159,13 +159,20 @@ CommandAction add_train_command(CLI::App& app) {
         for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
         return names;
       }());
-  cmd->add_option("--block-size", options->job.block_size,
-                  "causal-lm: concatenate the texts and train on blocks of this many tokens (0: one text per "
-                  "row, padded)")
+  cmd->add_option(
+         "--block-size", options->job.block_size,
+         "causal-lm, masked-lm: concatenate the texts and train on blocks of this many tokens (0: one "
+         "text per row, padded)")
       ->capture_default_str();
-  cmd->add_option("--task", options->job.task,
-                  "sequence-classification, causal-lm, ... (default: what the checkpoint's architectures "
-                  "say, else sequence-classification)");
+  cmd->add_option("--mlm-probability", options->job.mlm_probability,
+                  "masked-lm: the share of tokens masked (of them 80% become the mask token, 10% a random "
+                  "token, 10% stay)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option(
+      "--task", options->job.task,
+      "sequence-classification, causal-lm, masked-lm, ... (default: what the checkpoint's architectures "
+      "say, else sequence-classification)");
   cmd->add_option("--tokenizer", options->job.tokenizer,
                   "Tokenizer directory (default: the --model directory)");
   cmd->add_option(

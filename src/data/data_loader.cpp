@@ -12,6 +12,8 @@
 
 #include "berth/core/error.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 namespace berth::data {
 
 Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, int64_t pad_token_id,
@@ -53,13 +55,46 @@ Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, 
   return out;
 }
 
+namespace {
+
+// (B, T): 1 for the rows' special tokens (by their special_tokens_mask; all of them when a row has none) and
+// for padding, as HF's collator marks them for get_special_tokens_mask.
+at::Tensor special_tokens_mask(const TokenizedDataset& dataset, const std::vector<size_t>& rows,
+                               int64_t length) {
+  at::Tensor special = at::ones({static_cast<int64_t>(rows.size()), length}, at::kLong);
+  int64_t* out = special.data_ptr<int64_t>();
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const tokenizer::Encoding& e = dataset.encoding(rows[b]);
+    if (e.special_tokens_mask.size() == e.ids.size())
+      std::copy(e.special_tokens_mask.begin(), e.special_tokens_mask.end(),
+                out + static_cast<int64_t>(b) * length);
+  }
+  return special;
+}
+
+}  // namespace
+
+Batch collate_batch(const TokenizedDataset& dataset, const std::vector<size_t>& rows,
+                    const DataLoaderOptions& options, uint64_t epoch, uint64_t index) {
+  Batch batch = collate(dataset, rows, options.pad_token_id, options.pad_to_multiple_of, options.labels);
+  if (options.labels != BatchLabels::MaskedTokens) return batch;
+  const at::Tensor ids = batch.at("input_ids");
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(
+      mask_seed(options.seed, epoch, index * options.world_size + options.rank));
+  MaskedTokens masked =
+      mask_tokens(ids, special_tokens_mask(dataset, rows, ids.size(1)), options.mlm, generator);
+  batch["input_ids"] = masked.input_ids;
+  batch.emplace("labels", masked.labels);
+  return batch;
+}
+
 // One loop over the loader: the batches' rows fixed at its start, collated on demand or by the prefetch
 // thread.
 class DataLoader::Epoch {
  public:
   Epoch(const TokenizedDataset& dataset, const DataLoaderOptions& options,
-        std::vector<std::vector<size_t>> batches)
-      : dataset_(dataset), options_(options), batches_(std::move(batches)) {
+        std::vector<std::vector<size_t>> batches, uint64_t epoch)
+      : dataset_(dataset), options_(options), batches_(std::move(batches)), epoch_(epoch) {
     if (options_.prefetch > 0 && !batches_.empty()) thread_ = std::thread([this] { produce_all(); });
   }
 
@@ -115,8 +150,7 @@ class DataLoader::Epoch {
 
   Batch make(size_t k) const {
     return options_.collate_fn ? options_.collate_fn(dataset_, batches_[k])
-                               : collate(dataset_, batches_[k], options_.pad_token_id,
-                                         options_.pad_to_multiple_of, options_.labels);
+                               : collate_batch(dataset_, batches_[k], options_, epoch_, k);
   }
 
   // The consumer's wait is bounded by batch_timeout: a stuck collate becomes an error, not a hang.
@@ -168,6 +202,7 @@ class DataLoader::Epoch {
   const TokenizedDataset& dataset_;
   const DataLoaderOptions options_;
   const std::vector<std::vector<size_t>> batches_;
+  const uint64_t epoch_;
 
   // The consumer's side.
   size_t next_ = 0;
@@ -231,7 +266,7 @@ std::vector<std::vector<size_t>> DataLoader::batch_rows() const {
 }
 
 DataLoader::Iterator DataLoader::begin() const {
-  return Iterator(std::make_shared<Epoch>(*dataset_, options_, batch_rows()));
+  return Iterator(std::make_shared<Epoch>(*dataset_, options_, batch_rows(), sampler_.epoch()));
 }
 
 DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) {

@@ -15,10 +15,14 @@ TokenizedDataset pack_blocks(const TokenizedDataset& dataset, size_t block_size)
   std::vector<tokenizer::Encoding> blocks(total / block_size);
   size_t filled = 0;  // tokens placed so far
   for (const tokenizer::Encoding& e : dataset.encodings()) {
-    for (int64_t id : e.ids) {
+    // run_mlm.py's group_texts concatenates the special-tokens mask beside the ids (an [SEP] inside a block
+    // stays unmaskable); a row without one counts as plain text.
+    const bool has_special = e.special_tokens_mask.size() == e.ids.size();
+    for (size_t t = 0; t < e.ids.size(); ++t) {
       const size_t block = filled / block_size;
       if (block == blocks.size()) break;  // the remainder, as group_texts drops it
-      blocks[block].ids.push_back(id);
+      blocks[block].ids.push_back(e.ids[t]);
+      blocks[block].special_tokens_mask.push_back(has_special ? e.special_tokens_mask[t] : 0);
       ++filled;
     }
   }

@@ -78,6 +78,7 @@ Trainer::Trainer(TrainerOptions options)
       train_dataset_(std::move(options.train_dataset)),
       eval_dataset_(std::move(options.eval_dataset)),
       tokenizer_(std::move(options.tokenizer)),
+      masking_(options.masking),
       compute_metrics_(std::move(options.compute_metrics)),
       plan_(std::move(options.plan)),
       console_(options.console) {
@@ -303,7 +304,7 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   loader_options.world_size = static_cast<size_t>(gradient_sync_->world_size());
   loader_options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
   if (tokenizer_) loader_options.pad_token_id = tokenizer_->pad_token_id();
-  if (model_->info().task == ModelTask::CausalLM) loader_options.labels = data::BatchLabels::InputIds;
+  set_task_labels(loader_options);
   run.loader = std::make_unique<data::DataLoader>(*train_dataset_, loader_options);
   BERTH_CHECK(run.loader->size() > 0, "Trainer::train: ", train_dataset_->size(),
               " training examples make no batch of ", args_.per_device_train_batch_size,

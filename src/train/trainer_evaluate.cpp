@@ -38,12 +38,29 @@ data::DataLoaderOptions Trainer::eval_loader_options() const {
   data::DataLoaderOptions options;
   options.batch_size = static_cast<size_t>(args_.per_device_eval_batch_size);
   options.shuffle = false;
+  options.seed = static_cast<uint64_t>(args_.resolved_data_seed());  // a masked LM's masks
   options.prefetch = static_cast<size_t>(args_.dataloader_prefetch);
   options.rank = static_cast<size_t>(comm().rank());
   options.world_size = static_cast<size_t>(comm().world_size());
   if (tokenizer_) options.pad_token_id = tokenizer_->pad_token_id();
-  if (model_->info().task == ModelTask::CausalLM) options.labels = data::BatchLabels::InputIds;
+  set_task_labels(options);
   return options;
+}
+
+void Trainer::set_task_labels(data::DataLoaderOptions& options) const {
+  const ModelTask task = model_->info().task;
+  if (task == ModelTask::CausalLM) options.labels = data::BatchLabels::InputIds;
+  if (task != ModelTask::MaskedLM) return;
+  BERTH_CHECK(
+      tokenizer_ && tokenizer_->special_tokens.mask,
+      "Trainer: a masked LM masks tokens with its tokenizer's mask token, and ",
+      tokenizer_ ? "this tokenizer has none (tokenizer_config.json's mask_token)" : "no tokenizer was given",
+      ". Fix: pass the tokenizer (TrainerOptions::tokenizer) of a vocabulary with a mask token ([MASK] or "
+      "<mask>)");
+  options.labels = data::BatchLabels::MaskedTokens;
+  options.mlm = masking_;
+  options.mlm.mask_token_id = tokenizer_->token_id(*tokenizer_->special_tokens.mask);
+  options.mlm.vocab_size = static_cast<int64_t>(tokenizer_->vocab_size());
 }
 
 namespace {

@@ -146,9 +146,9 @@ EncodedData encode_data(data::LoadedDatasets text, const tokenizer::Tokenizer& t
 
 // run_clm.py's group_texts over every split: full blocks of block_size tokens, no padding.
 void pack_data(EncodedData& data, ModelTask task, size_t block_size, std::ostream& out) {
-  BERTH_CHECK(task == ModelTask::CausalLM,
-              "train: --block-size packs texts for causal-lm training; the task is ", task_name(task),
-              ". Fix: drop --block-size, or pass --task causal-lm");
+  BERTH_CHECK(task == ModelTask::CausalLM || task == ModelTask::MaskedLM,
+              "train: --block-size packs texts for causal-lm or masked-lm training; the task is ",
+              task_name(task), ". Fix: drop --block-size, or pass --task causal-lm or --task masked-lm");
   for (std::shared_ptr<data::TokenizedDataset>* split : {&data.train, &data.eval, &data.test})
     if (*split) *split = std::make_shared<data::TokenizedDataset>(data::pack_blocks(**split, block_size));
   out << "packed into blocks of " << block_size << " tokens: " << data.train->size() << " training blocks\n";
@@ -259,6 +259,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   trainer_options.eval_dataset = data.eval;
   trainer_options.args = args;
   trainer_options.tokenizer = tokenizer;
+  trainer_options.masking.mlm_probability = options.mlm_probability;
   trainer_options.plan = plan;
   if (options.early_stopping_patience > 0)
     trainer_options.callbacks.push_back(std::make_shared<EarlyStoppingCallback>(

@@ -8,6 +8,10 @@
 #             input_ids, token_type_ids, attention_mask, label
 #   batches   per batch: rows (indices into features), padding, pad_to_multiple_of (null or 8), and the
 #             collator's output tensors as nested lists: input_ids, token_type_ids, attention_mask (B, T), labels (B,)
+#   mlm       DataCollatorForLanguageModeling(mlm=True) on every row, once per setting (mlm_probability,
+#             mask_replace_prob, random_replace_prob, seed: the collator's own torch.Generator, fresh): the
+#             features' special_tokens_mask, mask_token_id, vocab_size (len(tokenizer)) and the masked
+#             input_ids and labels (B, T)
 
 import json
 import os
@@ -17,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import transformers  # noqa: E402
-from transformers import BertTokenizerFast, DataCollatorWithPadding  # noqa: E402
+from transformers import BertTokenizerFast, DataCollatorForLanguageModeling, DataCollatorWithPadding  # noqa: E402
 
 MAX_LENGTH = 24
 
@@ -38,6 +42,26 @@ TEXTS = [
 # Batches of different longest lengths: mixed, one row, one truncated row, all short, every row; and the rows in
 # consecutive threes, as a DataLoader without shuffling batches them.
 BATCHES = [[0, 1, 2], [3], [4, 0], [6, 3, 0], [5, 7, 8, 2], list(range(len(TEXTS))), [3, 4, 5], [6, 7, 8]]
+
+# Masked-LM settings: HF's defaults, a heavy mix that draws every branch often, and mask-only (no random draw).
+MLM_SETTINGS = [(0.15, 0.8, 0.1, 11), (0.5, 0.6, 0.3, 5), (0.4, 1.0, 0.0, 3)]
+
+
+def mlm_batches(tokenizer):
+    features = [dict(tokenizer(text, pair, truncation=True, max_length=MAX_LENGTH, return_special_tokens_mask=True))
+                for text, pair in TEXTS]
+    out = []
+    for mlm_probability, mask_replace_prob, random_replace_prob, seed in MLM_SETTINGS:
+        collator = DataCollatorForLanguageModeling(tokenizer, mlm=True, mlm_probability=mlm_probability,
+                                                   mask_replace_prob=mask_replace_prob,
+                                                   random_replace_prob=random_replace_prob, seed=seed,
+                                                   return_tensors="pt")
+        batch = collator([dict(f) for f in features])
+        out.append({"mlm_probability": mlm_probability, "mask_replace_prob": mask_replace_prob,
+                    "random_replace_prob": random_replace_prob, "seed": seed,
+                    "special_tokens_mask": [f["special_tokens_mask"] for f in features],
+                    "input_ids": batch["input_ids"].tolist(), "labels": batch["labels"].tolist()})
+    return {"mask_token_id": tokenizer.mask_token_id, "vocab_size": len(tokenizer), "settings": out}
 
 
 def main():
@@ -65,7 +89,7 @@ def main():
 
     result = {"transformers_version": transformers.__version__, "pad_token_id": tokenizer.pad_token_id,
               "pad_token_type_id": tokenizer.pad_token_type_id, "max_length": MAX_LENGTH, "features": features,
-              "batches": batches}
+              "batches": batches, "mlm": mlm_batches(tokenizer)}
     os.makedirs(os.path.dirname(os.path.abspath(sys.argv[2])), exist_ok=True)
     tmp = sys.argv[2] + ".tmp"
     with open(tmp, "w", encoding="utf-8") as out:

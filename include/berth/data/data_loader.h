@@ -3,6 +3,7 @@
 #pragma once
 
 #include "berth/data/distributed_sampler.h"
+#include "berth/data/mask_tokens.h"
 #include "berth/data/tokenized_dataset.h"
 #include "berth/placement/batch_check.h"
 
@@ -20,6 +21,9 @@ namespace berth::data {
 enum class BatchLabels {
   Dataset,   // the dataset's labels of the rows (absent when it has none)
   InputIds,  // HF's DataCollatorForLanguageModeling(mlm=False): input_ids with pad_token_id tokens -100
+  // HF's DataCollatorForLanguageModeling(mlm=True): some input_ids masked (mask_tokens), labels the masked
+  // tokens' ids. The DataLoader masks (collate_batch); collate() alone gives no labels.
+  MaskedTokens,
 };
 
 // {"input_ids", "token_type_ids", "attention_mask"}: (B, T) int64 with T the longest of these rows rounded up
@@ -28,6 +32,13 @@ enum class BatchLabels {
 // BatchLabels). Missing type ids read as 0, a missing mask as 1.
 Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, int64_t pad_token_id,
               size_t pad_to_multiple_of = 0, BatchLabels labels = BatchLabels::Dataset);
+
+struct DataLoaderOptions;
+// The batch the loader yields for `rows`, batch `index` of `epoch` on this rank: collate(), then for
+// BatchLabels::MaskedTokens mask_tokens over the rows' special tokens and padding, seeded by
+// mask_seed(options.seed, epoch, index * world_size + rank).
+Batch collate_batch(const TokenizedDataset& dataset, const std::vector<size_t>& rows,
+                    const DataLoaderOptions& options, uint64_t epoch, uint64_t index);
 
 struct DataLoaderOptions {
   size_t batch_size = 32;
@@ -41,6 +52,7 @@ struct DataLoaderOptions {
   int64_t pad_token_id = 0;
   size_t pad_to_multiple_of = 0;
   BatchLabels labels = BatchLabels::Dataset;
+  MaskTokensOptions mlm;  // with BatchLabels::MaskedTokens; each batch's masks seeded by mask_seed(seed, ...)
   // HF's group_by_length: shuffle in megabatches sorted by length, so that each batch pads little (see
   // DistributedSamplerOptions::lengths). Only with shuffle.
   bool group_by_length = false;

@@ -86,6 +86,9 @@ struct TrainerOptions {
   // Saved with every checkpoint and the final model, so they are ready for `berth predict`; its pad token
   // pads batches (else id 0).
   std::optional<tokenizer::Tokenizer> tokenizer;
+  // A masked LM's masking (run_mlm.py's mlm_probability and HF's collator defaults); its mask token and
+  // vocabulary size come from `tokenizer`, which a masked LM therefore needs.
+  data::MaskTokensOptions masking;
   ComputeMetrics compute_metrics;
   std::vector<std::shared_ptr<TrainerCallback>> callbacks;
   // The run's device, process group, parallel strategy, precision and schedule, resolved once
@@ -168,6 +171,9 @@ class Trainer {
   void check_device_holds_data(const char* what) const;
   std::ostream& console() const;
   data::DataLoaderOptions eval_loader_options() const;
+  // The labels the model's task trains on: the dataset's, the input ids (causal LM) or masked ids (masked
+  // LM).
+  void set_task_labels(data::DataLoaderOptions& options) const;
   PredictionOutput predict_classes(const data::TokenizedDataset& dataset, const std::string& prefix);
   PredictionOutput predict_language_model(const data::TokenizedDataset& dataset, const std::string& prefix);
 
@@ -176,6 +182,7 @@ class Trainer {
   std::shared_ptr<const data::TokenizedDataset> train_dataset_;
   std::shared_ptr<const data::TokenizedDataset> eval_dataset_;
   std::optional<tokenizer::Tokenizer> tokenizer_;
+  data::MaskTokensOptions masking_;
   ComputeMetrics compute_metrics_;
   CallbackHandler callbacks_;
   std::shared_ptr<const RunPlan> plan_;

@@ -20,7 +20,9 @@ struct TrainingJobOptions {
   std::string task;          // a ModelTask name; empty: the checkpoint's architectures, else classification
   std::string tokenizer;     // tokenizer directory; empty: the model directory
   std::string config_overrides;  // preset only: "num_hidden_layers=2,hidden_dropout_prob=0.2"
-  size_t block_size = 0;  // causal-lm: pack the texts into blocks of this many tokens (0: one text a row)
+  // causal-lm / masked-lm: pack the texts into blocks of this many tokens (0: one text a row)
+  size_t block_size = 0;
+  double mlm_probability = 0.15;  // masked-lm: the share of tokens masked (run_mlm.py's flag)
   data::DatasetSource data;
   TrainingArguments args;
   int early_stopping_patience = 0;  // 0: off
