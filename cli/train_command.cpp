@@ -106,8 +106,10 @@ int run_eval(const EvalCommandOptions& options) {
       "). Fix: evaluate the output directory of `berth train`, or pass the --task it was trained for");
   const std::vector<std::string>& model_labels = info.labels;
   const bool classifier = info.task == ModelTask::SequenceClassification;
+  data::DatasetSource source = options.data;
+  source.labeled = classifier;  // a language model is evaluated on the text alone
   data::LoadedDatasets data = data::load_datasets(
-      options.data, classifier ? std::optional<data::LabelMap>(data::LabelMap(model_labels)) : std::nullopt);
+      source, classifier ? std::optional<data::LabelMap>(data::LabelMap(model_labels)) : std::nullopt);
   const std::optional<data::TextDataset>* chosen = &data.test;
   if (options.split == "validation" || options.split == "eval") chosen = &data.eval;
   if (options.split == "train") chosen = &data.train;

@@ -45,6 +45,7 @@ LoadedDatasets load_datasets(const DatasetSource& flags, const std::optional<Lab
   options.text_column = flags.text_column;
   if (!flags.text_pair_column.empty()) options.text_pair_column = flags.text_pair_column;
   options.label_column = flags.label_column;
+  options.labeled = flags.labeled;
   options.problem_type = parse_problem_type(flags.problem_type);
   loaded.problem_type = options.problem_type;
   if (fixed) options.label_map = *fixed;

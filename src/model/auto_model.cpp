@@ -2,6 +2,7 @@
 #include "berth/model/auto_model.h"
 
 #include "berth/core/error.h"
+#include "berth/model/bert_for_masked_lm.h"
 #include "berth/model/bert_for_sequence_classification.h"
 #include "berth/placement/inspect.h"
 #include "core/text.h"
@@ -28,21 +29,38 @@ BertConfig bert_config(const PretrainedConfig& config) {
   return bert;
 }
 
+std::shared_ptr<TaskModel> build_bert(const PretrainedConfig& config, ModelTask task,
+                                      const TaskModelInit& init) {
+  const BertInitOptions options{init.random, init.seed};
+  if (task == ModelTask::MaskedLM) {
+    // berth's head always reads the word embeddings: an untied checkpoint would lose its own decoder.
+    BERTH_CHECK(config.get_bool("tie_word_embeddings", true), config.where("tie_word_embeddings"),
+                " is false: BertForMaskedLM with its own output layer, which berth does not implement (it "
+                "ties the output layer to the word embeddings, HF's default). Fix: a checkpoint with tied "
+                "embeddings");
+    return BertForMaskedLm(bert_config(config), options).ptr();
+  }
+  return BertForSequenceClassification(bert_config(config), options).ptr();
+}
+
 ModelFamily bert_family() {
   ModelFamily family;
   family.model_type = "bert";
-  family.tasks = {ModelTask::SequenceClassification};
-  family.build = [](const PretrainedConfig& config, ModelTask, const TaskModelInit& init) {
-    BertForSequenceClassification model(bert_config(config), BertInitOptions{init.random, init.seed});
-    return std::shared_ptr<TaskModel>(model.ptr());
-  };
-  family.layout = [](const PretrainedConfig& config, ModelTask) {
+  family.tasks = {ModelTask::SequenceClassification, ModelTask::MaskedLM};
+  family.build = build_bert;
+  family.layout = [](const PretrainedConfig& config, ModelTask task) {
     CheckpointLayout layout;
-    layout.architecture = "BertForSequenceClassification";
+    layout.architecture = std::string("Bert") + head_suffix(task);
     layout.base_prefix = "bert.";
     // Buffers older transformers saved (persistent then, non-persistent now): HF drops them silently.
     layout.ignored = {"embeddings.position_ids", "embeddings.token_type_ids"};
     layout.head_prefixes = {"classifier."};
+    if (task == ModelTask::MaskedLM) {
+      // The tied output layer older checkpoints saved beside the word embeddings (and its bias, the head's).
+      layout.ignored.insert(layout.ignored.end(),
+                            {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"});
+      layout.head_prefixes = {"cls."};
+    }
     const double range = config.get_number("initializer_range", 0.02);
     layout.init = [range](torch::nn::Module& module, std::optional<uint64_t> seed) {
       init_bert_weights(module, range, seed);

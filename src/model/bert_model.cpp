@@ -273,12 +273,13 @@ at::Tensor BertPoolerImpl::forward(const at::Tensor& hidden) {
   return torch::tanh(dense(hidden.select(1, 0)));
 }
 
-BertModelImpl::BertModelImpl(const BertConfig& bert_config, const BertInitOptions& init)
+BertModelImpl::BertModelImpl(const BertConfig& bert_config, const BertInitOptions& init,
+                             bool add_pooling_layer)
     : config(bert_config) {
   config.validate();
   embeddings = register_module("embeddings", BertEmbeddings(config));
   encoder = register_module("encoder", BertEncoder(config));
-  pooler = register_module("pooler", BertPooler(config));
+  if (add_pooling_layer) pooler = register_module("pooler", BertPooler(config));
   if (init.random) init_bert_weights(*this, config.initializer_range, init.seed);
 }
 
@@ -294,7 +295,7 @@ BertModelOutput BertModelImpl::forward(const at::Tensor& input_ids, const at::Te
   at::Tensor extended = extended_attention_mask(mask, weight.scalar_type());
   if (!hooks_) {
     at::Tensor hidden = encoder(embeddings(input_ids, types), extended);
-    return {hidden, pooler(hidden)};
+    return {hidden, pooler ? pooler(hidden) : at::Tensor()};
   }
   // With hooks the encoder's layers run one by one here, so each can be wrapped.
   LayerHooks& hooks = *hooks_;
@@ -305,6 +306,7 @@ BertModelOutput BertModelImpl::forward(const at::Tensor& input_ids, const at::Te
     hidden = hooks.before_forward(block, hidden);
     hidden = hooks.after_forward(block, encoder->layer[i]->as<BertLayerImpl>()->forward(hidden, extended));
   }
+  if (!pooler) return {hidden, at::Tensor()};
   const std::string& last = hook_blocks_.back();
   return {hidden, hooks.after_forward(last, pooler(hooks.before_forward(last, hidden)))};
 }
@@ -319,7 +321,7 @@ std::vector<std::string> BertModelImpl::hook_blocks(const std::string& prefix) c
   std::vector<std::string> blocks{prefix + "embeddings"};
   for (size_t i = 0; i < encoder->layer->size(); ++i)
     blocks.push_back(prefix + "encoder.layer." + std::to_string(i));
-  blocks.push_back(prefix + "pooler");
+  if (pooler) blocks.push_back(prefix + "pooler");
   return blocks;
 }
 

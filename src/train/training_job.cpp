@@ -109,14 +109,16 @@ PretrainedConfig apply_config_overrides(PretrainedConfig config, const std::stri
   return config;
 }
 
-// A preset's config for this tokenizer and these labels.
+// A preset's config for this tokenizer and, for a classifier, these labels.
 PretrainedConfig preset_config(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
-                               const data::LoadedDatasets& data) {
+                               const data::LoadedDatasets& data, ModelTask task) {
   PretrainedConfig config =
       apply_config_overrides(model_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
                              options.config_overrides);
-  config.set_labels(data.label_map.labels());
-  config.problem_type = data::to_string(data.problem_type);
+  if (task == ModelTask::SequenceClassification) {
+    config.set_labels(data.label_map.labels());
+    config.problem_type = data::to_string(data.problem_type);
+  }
   config.set_int("pad_token_id", tokenizer.pad_token_id());
   return config;
 }
@@ -152,6 +154,13 @@ void pack_data(EncodedData& data, ModelTask task, size_t block_size, std::ostrea
   for (std::shared_ptr<data::TokenizedDataset>* split : {&data.train, &data.eval, &data.test})
     if (*split) *split = std::make_shared<data::TokenizedDataset>(data::pack_blocks(**split, block_size));
   out << "packed into blocks of " << block_size << " tokens: " << data.train->size() << " training blocks\n";
+}
+
+// --task, else what the checkpoint's architectures say (a preset: sequence classification).
+ModelTask job_task(const TrainingJobOptions& options) {
+  if (!options.task.empty()) return parse_task(options.task);
+  if (!options.model_preset.empty()) return ModelTask::SequenceClassification;
+  return default_task(PretrainedConfig::load(options.model + "/config.json"));
 }
 
 // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
@@ -237,14 +246,17 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
 
   const tokenizer::Tokenizer tokenizer =
       tokenizer::load_tokenizer(options.tokenizer.empty() ? options.model : options.tokenizer);
-  // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does).
-  data::LoadedDatasets text = data::load_datasets(options.data, std::nullopt);
+  const ModelTask task = job_task(options);
+  // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does); a
+  // language model reads the text alone.
+  data::DatasetSource source = options.data;
+  source.labeled = task == ModelTask::SequenceClassification;
+  data::LoadedDatasets text = data::load_datasets(source, std::nullopt);
   BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
-  if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text);
+  if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text, task);
   const PretrainedConfig config = preset ? *preset : PretrainedConfig::load(options.model + "/config.json");
-  const ModelTask task = options.task.empty() ? default_task(config) : parse_task(options.task);
   const int64_t max_position = max_positions(config);
   BERTH_CHECK(args.max_length <= max_position, "train: --max_length ", args.max_length,
               " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ",

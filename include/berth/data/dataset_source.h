@@ -17,6 +17,7 @@ struct DatasetSource {
   std::string text_column = "text";
   std::string text_pair_column;
   std::string label_column = "label";
+  bool labeled = true;  // false: the files' labels are not read (a language model learns from the text alone)
   std::string problem_type = "single_label_classification";
   uint64_t split_seed = 42;
   std::string data_dir;  // the SpamAssassin npm data folder; empty: found as default_spam_assassin_dir says

@@ -140,7 +140,9 @@ struct BertModelOutput {
 // HF's BertModel. Its position_ids and token_type_ids are not buffers here: in transformers they are
 // non-persistent (absent from state_dict and model.safetensors), so berth computes them per call.
 struct BertModelImpl : torch::nn::Module {
-  explicit BertModelImpl(const BertConfig& config, const BertInitOptions& init = {});
+  // add_pooling_layer false (HF's BertForMaskedLM): no pooler, and pooler_output is undefined.
+  explicit BertModelImpl(const BertConfig& config, const BertInitOptions& init = {},
+                         bool add_pooling_layer = true);
   // input_ids: (B, T) int64; attention_mask: (B, T) 1/0, undefined = all ones; token_type_ids: (B, T) int64,
   // undefined = all zeros. Inputs must be on the model's device (a PlacementError says otherwise).
   BertModelOutput forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {},
@@ -150,7 +152,8 @@ struct BertModelImpl : torch::nn::Module {
   // `prefix` + the block's path ("bert." inside BertForSequenceClassification). nullptr (the default)
   // removes them; without hooks forward is unchanged.
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks, const std::string& prefix = "");
-  // The blocks set_layer_hooks wraps, in forward order: prefix + "embeddings", "encoder.layer.<i>", "pooler".
+  // The blocks set_layer_hooks wraps, in forward order: prefix + "embeddings", "encoder.layer.<i>", "pooler"
+  // (when there is one).
   std::vector<std::string> hook_blocks(const std::string& prefix = "") const;
 
   BertConfig config;
