@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace {
@@ -203,6 +204,45 @@ TEST(DecoderParity, LegacyRopeScalingAndTopLevelRopeThetaReadAsRopeParameters) {
   const berth::TaskOutput out = model->forward_batch(
       {{"input_ids", golden.tensor("input_ids")}, {"attention_mask", golden.tensor("attention_mask")}});
   decoder_expect_close(out.logits, golden.tensor("logits"), "logits");
+}
+
+TEST(DecoderParity, BareGpt2CheckpointWithMaskBuffersLoadsAsTheHubsGpt2Does) {
+  // The hub's "gpt2" holds GPT2Model's names (no "transformer." prefix) and the old attn.bias mask buffers,
+  // which HF drops silently (_keys_to_ignore_on_load_unexpected).
+  const std::string dir = decoder_case_dir("gpt2_causal_lm");
+  std::map<std::string, at::Tensor> bare;
+  for (const auto& [name, tensor] : berth::io::load_safetensors(dir + "/model.safetensors"))
+    bare[name.substr(std::string("transformer.").size())] = tensor;
+  bare["h.0.attn.bias"] = torch::ones({1, 1, 32, 32}).tril();
+  berth::testing::TempDir temp;
+  berth::io::save_safetensors(temp.file("model.safetensors"), bare, {{"format", "pt"}});
+  std::filesystem::copy_file(dir + "/config.json", temp.file("config.json"));
+  auto loaded = berth::load_task_model(temp.path().string(), {}, berth::ModelTask::CausalLM);
+  EXPECT_TRUE(loaded.report.clean()) << (loaded.report.warnings.empty() ? "" : loaded.report.warnings[0]);
+  loaded.model->module().eval();
+  const auto golden = berth::io::SafetensorsFile::open(dir + "/golden.safetensors");
+  torch::NoGradGuard no_grad;
+  const berth::TaskOutput out = loaded.model->forward_batch(
+      {{"input_ids", golden.tensor("input_ids")}, {"attention_mask", golden.tensor("attention_mask")}});
+  decoder_expect_close(out.logits, golden.tensor("logits"), "logits");
+}
+
+TEST(DecoderParity, Bfloat16RunsCloseToTheFloat32Reference) {
+  for (const std::string name : {"gpt2_causal_lm", "llama_causal_lm", "mistral_causal_lm"}) {
+    berth::PretrainedOptions options;
+    options.dtype = at::kBFloat16;
+    auto model = berth::load_task_model(decoder_case_dir(name), options, berth::ModelTask::CausalLM).model;
+    model->module().eval();
+    const auto golden = berth::io::SafetensorsFile::open(decoder_case_dir(name) + "/golden.safetensors");
+    torch::NoGradGuard no_grad;
+    const berth::TaskOutput out = model->forward_batch({{"input_ids", golden.tensor("input_ids")},
+                                                        {"attention_mask", golden.tensor("attention_mask")},
+                                                        {"labels", golden.tensor("labels")}});
+    EXPECT_EQ(out.logits.scalar_type(), at::kBFloat16) << name;
+    EXPECT_EQ(out.loss.scalar_type(), at::kFloat) << name;  // HF upcasts the logits for the loss
+    const double expected = golden.tensor("loss").item<double>();
+    EXPECT_NEAR(out.loss.item<double>(), expected, 0.05 * expected) << name;
+  }
 }
 
 TEST(DecoderParity, HookBlocksCoverEveryParameterAndTiedHeadsRefuseZero3) {
