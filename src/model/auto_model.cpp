@@ -4,6 +4,8 @@
 #include "berth/core/error.h"
 #include "berth/model/bert_for_masked_lm.h"
 #include "berth/model/bert_for_sequence_classification.h"
+#include "berth/model/gpt2_family.h"
+#include "berth/model/llama_family.h"
 #include "berth/placement/inspect.h"
 #include "core/text.h"
 
@@ -79,7 +81,9 @@ std::string supported_types() {
 }  // namespace
 
 const std::vector<ModelFamily>& model_families() {
-  static const std::vector<ModelFamily> families = {bert_family()};
+  static const std::vector<ModelFamily> families = {
+      bert_family(), gpt2_family(), llama_family(), mistral_family(), qwen2_family(),
+  };
   return families;
 }
 

@@ -8,6 +8,46 @@
 namespace berth {
 namespace {
 
+// GPT-2's own defaults at a size that trains in minutes on a CPU.
+PretrainedConfig gpt2_tiny_preset(int64_t vocab_size) {
+  PretrainedConfig config("gpt2");
+  config.set_int("vocab_size", vocab_size);
+  config.set_int("n_positions", 512);
+  config.set_int("n_embd", 128);
+  config.set_int("n_layer", 2);
+  config.set_int("n_head", 4);
+  config.set_null("n_inner");
+  config.set_string("activation_function", "gelu_new");
+  config.set_number("layer_norm_epsilon", 1e-5);
+  config.set_number("initializer_range", 0.02);
+  config.set_bool("tie_word_embeddings", true);
+  // GPT2Config's defaults (50256) are GPT-2's own vocabulary; the preset's tokenizer is another.
+  config.set_null("bos_token_id");
+  config.set_null("eos_token_id");
+  return config;
+}
+
+// A small Llama with grouped-query attention (2 key/value heads for 4 query heads) and tied embeddings.
+PretrainedConfig llama_tiny_preset(int64_t vocab_size) {
+  PretrainedConfig config("llama");
+  config.set_int("vocab_size", vocab_size);
+  config.set_int("hidden_size", 128);
+  config.set_int("intermediate_size", 344);
+  config.set_int("num_hidden_layers", 2);
+  config.set_int("num_attention_heads", 4);
+  config.set_int("num_key_value_heads", 2);
+  config.set_int("max_position_embeddings", 512);
+  config.set_string("hidden_act", "silu");
+  config.set_number("rms_norm_eps", 1e-6);
+  config.set_number("initializer_range", 0.02);
+  config.set_bool("tie_word_embeddings", true);
+  config.set_json("rope_parameters", R"({"rope_theta": 10000.0, "rope_type": "default"})");
+  // LlamaConfig's defaults (1 and 2) name Llama's own tokenizer's ids; the preset's tokenizer is another.
+  config.set_null("bos_token_id");
+  config.set_null("eos_token_id");
+  return config;
+}
+
 std::vector<ModelPreset> make_presets() {
   std::vector<ModelPreset> presets;
   for (const std::string& name : bert_preset_names()) {
@@ -20,6 +60,8 @@ std::vector<ModelPreset> make_presets() {
                                                                  "preset " + name);
                        }});
   }
+  presets.push_back({"gpt2-tiny", "GPT-2, 2 layers, hidden 128", gpt2_tiny_preset});
+  presets.push_back({"llama-tiny", "Llama, 2 layers, hidden 128", llama_tiny_preset});
   return presets;
 }
 

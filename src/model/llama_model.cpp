@@ -1,0 +1,301 @@
+// Llama, Mistral and Qwen2 in libtorch as HF's modeling files compute them in eager attention: RMSNorm
+// pre-norm blocks, rotary positions, grouped-query attention, SwiGLU, the causal (or banded) mask with
+// padding.
+#include "berth/model/llama_model.h"
+
+#include "berth/core/error.h"
+#include "berth/model/decoder_heads.h"
+#include "berth/placement/batch_check.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace berth {
+namespace {
+
+at::Tensor llama_optional_input(const Batch& batch, const std::string& name) {
+  auto it = batch.find(name);
+  return it == batch.end() ? at::Tensor() : it->second;
+}
+
+// As Python's nn.Linear: at::linear (bias inside the GEMM), not libtorch's F::linear.
+at::Tensor llama_linear(const torch::nn::Linear& layer, const at::Tensor& x) {
+  return at::linear(x, layer->weight, layer->bias.defined() ? layer->bias : at::Tensor());
+}
+
+torch::nn::Linear llama_linear_layer(int64_t in, int64_t out, bool bias) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+}
+
+// HF's repeat_kv: (B, KV, T, D) -> (B, KV * groups, T, D), each key/value head serving `groups` query heads.
+at::Tensor llama_repeat_kv(const at::Tensor& x, int64_t groups) {
+  if (groups == 1) return x;
+  const int64_t b = x.size(0), kv = x.size(1), t = x.size(2), d = x.size(3);
+  return x.unsqueeze(2).expand({b, kv, groups, t, d}).reshape({b, kv * groups, t, d});
+}
+
+// Per-family differences: class names, biases, the sliding window.
+void read_llama_family_fields(const PretrainedConfig& config, LlamaSettings& s) {
+  if (s.model_type == "llama") {
+    s.class_prefix = "Llama";
+    s.qkv_bias = s.o_bias = config.get_bool("attention_bias", false);
+    s.mlp_bias = config.get_bool("mlp_bias", false);
+  } else if (s.model_type == "mistral") {
+    s.class_prefix = "Mistral";
+    s.sliding_window = config.get_optional_int("sliding_window", 4096);
+  } else if (s.model_type == "qwen2") {
+    s.class_prefix = "Qwen2";
+    s.qkv_bias = true;
+    if (config.get_bool("use_sliding_window", false))
+      config.unsupported("use_sliding_window", "true", "Qwen2 with full attention in every layer",
+                         "use a checkpoint with use_sliding_window false");
+    const std::string layer_types = config.get_json("layer_types");
+    if (layer_types.find("sliding_attention") != std::string::npos)
+      config.unsupported("layer_types", layer_types, "Qwen2 with full_attention in every layer",
+                         "use a checkpoint without sliding-attention layers");
+  } else {
+    BERTH_BUG(false, "LlamaSettings for model_type ", s.model_type);
+  }
+}
+
+}  // namespace
+
+LlamaSettings LlamaSettings::read(const PretrainedConfig& config) {
+  LlamaSettings s;
+  s.model_type = config.model_type();
+  s.vocab_size = config.get_int("vocab_size");
+  s.hidden_size = config.get_int("hidden_size");
+  s.intermediate_size = config.get_int("intermediate_size");
+  s.num_hidden_layers = config.get_int("num_hidden_layers");
+  s.num_attention_heads = config.get_int("num_attention_heads");
+  BERTH_CHECK(s.num_attention_heads > 0 && s.hidden_size > 0, config.where("num_attention_heads"), " is ",
+              s.num_attention_heads, " with hidden_size ", s.hidden_size, "; both must be positive");
+  s.num_key_value_heads =
+      config.get_optional_int("num_key_value_heads", std::nullopt).value_or(s.num_attention_heads);
+  s.head_dim =
+      config.get_optional_int("head_dim", std::nullopt).value_or(s.hidden_size / s.num_attention_heads);
+  s.max_position_embeddings = config.get_int("max_position_embeddings", s.max_position_embeddings);
+  s.activation =
+      parse_decoder_activation(config.get_string("hidden_act", "silu"), config.where("hidden_act"));
+  s.rms_norm_eps = config.get_number("rms_norm_eps", s.rms_norm_eps);
+  s.initializer_range = config.get_number("initializer_range", s.initializer_range);
+  s.attention_dropout = config.get_number("attention_dropout", 0.0);
+  s.tie_word_embeddings = config.get_bool("tie_word_embeddings", false);
+  s.pad_token_id = config.get_optional_int("pad_token_id", std::nullopt);
+  read_llama_family_fields(config, s);
+  BERTH_CHECK(s.num_key_value_heads > 0 && s.num_attention_heads % s.num_key_value_heads == 0,
+              config.where("num_key_value_heads"), " is ", s.num_key_value_heads,
+              "; it must divide num_attention_heads = ", s.num_attention_heads,
+              " (each key/value head serves a whole group of query heads). Fix: correct config.json");
+  BERTH_CHECK(s.head_dim > 0 && s.head_dim % 2 == 0, config.where("head_dim"), " is ", s.head_dim,
+              "; rotary embeddings need an even, positive head size. Fix: correct config.json");
+  if (s.sliding_window)
+    BERTH_CHECK(*s.sliding_window > 0, config.where("sliding_window"), " is ", *s.sliding_window,
+                "; it must be positive or null. Fix: correct config.json");
+  s.rope = read_rope_parameters(config, s.head_dim);
+  return s;
+}
+
+LlamaAttentionImpl::LlamaAttentionImpl(const LlamaSettings& s)
+    : num_heads(s.num_attention_heads),
+      num_key_value_heads(s.num_key_value_heads),
+      head_dim(s.head_dim),
+      dropout(s.attention_dropout) {
+  q_proj = register_module("q_proj", llama_linear_layer(s.hidden_size, num_heads * head_dim, s.qkv_bias));
+  k_proj = register_module("k_proj",
+                           llama_linear_layer(s.hidden_size, num_key_value_heads * head_dim, s.qkv_bias));
+  v_proj = register_module("v_proj",
+                           llama_linear_layer(s.hidden_size, num_key_value_heads * head_dim, s.qkv_bias));
+  o_proj = register_module("o_proj", llama_linear_layer(num_heads * head_dim, s.hidden_size, s.o_bias));
+}
+
+at::Tensor LlamaAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& mask,
+                                       const RotaryCosSin& rotary) {
+  const int64_t batch = hidden.size(0);
+  const int64_t length = hidden.size(1);
+  // (B, T, heads * D) -> (B, heads, T, D)
+  auto heads = [&](const at::Tensor& x) { return x.view({batch, length, -1, head_dim}).transpose(1, 2); };
+  at::Tensor q = apply_rotary(heads(llama_linear(q_proj, hidden)), rotary);
+  at::Tensor k = apply_rotary(heads(llama_linear(k_proj, hidden)), rotary);
+  at::Tensor v = heads(llama_linear(v_proj, hidden));
+  const int64_t groups = num_heads / num_key_value_heads;
+  k = llama_repeat_kv(k, groups);
+  v = llama_repeat_kv(v, groups);
+  // (B, H, T, T): scaled scores plus the additive mask, softmax in float32 as HF
+  at::Tensor weights = torch::matmul(q, k.transpose(2, 3)) * std::pow(static_cast<double>(head_dim), -0.5);
+  weights = torch::softmax(weights + mask, -1, at::kFloat).to(q.scalar_type());
+  weights = torch::dropout(weights, dropout, is_training());
+  at::Tensor out = torch::matmul(weights, v).transpose(1, 2).contiguous().reshape({batch, length, -1});
+  return llama_linear(o_proj, out);
+}
+
+LlamaMLPImpl::LlamaMLPImpl(const LlamaSettings& s) : activation(s.activation) {
+  gate_proj =
+      register_module("gate_proj", llama_linear_layer(s.hidden_size, s.intermediate_size, s.mlp_bias));
+  up_proj = register_module("up_proj", llama_linear_layer(s.hidden_size, s.intermediate_size, s.mlp_bias));
+  down_proj =
+      register_module("down_proj", llama_linear_layer(s.intermediate_size, s.hidden_size, s.mlp_bias));
+}
+
+at::Tensor LlamaMLPImpl::forward(const at::Tensor& x) {
+  at::Tensor gated =
+      apply_decoder_activation(activation, llama_linear(gate_proj, x)) * llama_linear(up_proj, x);
+  return llama_linear(down_proj, gated);
+}
+
+LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaSettings& s) {
+  self_attn = register_module("self_attn", LlamaAttention(s));
+  mlp = register_module("mlp", LlamaMLP(s));
+  input_layernorm = register_module("input_layernorm", RMSNorm(s.hidden_size, s.rms_norm_eps));
+  post_attention_layernorm =
+      register_module("post_attention_layernorm", RMSNorm(s.hidden_size, s.rms_norm_eps));
+}
+
+at::Tensor LlamaDecoderLayerImpl::forward(const at::Tensor& hidden, const at::Tensor& mask,
+                                          const RotaryCosSin& rotary) {
+  at::Tensor attended = hidden + self_attn(input_layernorm(hidden), mask, rotary);
+  return attended + mlp(post_attention_layernorm(attended));
+}
+
+LlamaModelImpl::LlamaModelImpl(const LlamaSettings& llama_settings)
+    : settings(llama_settings), rotary(llama_settings.rope) {
+  torch::nn::EmbeddingOptions words(settings.vocab_size, settings.hidden_size);
+  // HF's LlamaModel passes pad_token_id as padding_idx: that row gets no gradient.
+  if (settings.pad_token_id) words.padding_idx(*settings.pad_token_id);
+  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(words));
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < settings.num_hidden_layers; ++i) layers->push_back(LlamaDecoderLayer(settings));
+  norm = register_module("norm", RMSNorm(settings.hidden_size, settings.rms_norm_eps));
+}
+
+at::Tensor LlamaModelImpl::forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                   LayerHooks* hooks) {
+  const std::string name = settings.class_prefix + "Model";
+  // Rotary positions have no table to run past (HF takes longer inputs too; dynamic RoPE is made for them),
+  // so the length is not bounded here.
+  check_decoder_inputs(name, input_ids, attention_mask, settings.vocab_size,
+                       std::numeric_limits<int64_t>::max());
+  check_batch({{"input_ids", input_ids}, {"attention_mask", attention_mask}}, embed_tokens->weight.device());
+  const int64_t batch = input_ids.size(0);
+  const int64_t length = input_ids.size(1);
+  at::Tensor hidden = run_hook_block(hooks, "model.embed_tokens", input_ids,
+                                     [&](const at::Tensor& ids) { return embed_tokens(ids); });
+  at::Tensor mask = causal_attention_mask(attention_mask, batch, length, hidden.scalar_type(),
+                                          hidden.device(), settings.sliding_window);
+  const RotaryCosSin cos_sin = rotary.forward(length, hidden.scalar_type(), hidden.device());
+  for (size_t i = 0; i < layers->size(); ++i) {
+    hidden = run_hook_block(hooks, "model.layers." + std::to_string(i), hidden, [&](const at::Tensor& x) {
+      return layers[i]->as<LlamaDecoderLayerImpl>()->forward(x, mask, cos_sin);
+    });
+  }
+  return run_hook_block(hooks, "model.norm", hidden, [&](const at::Tensor& x) { return norm(x); });
+}
+
+LlamaTaskModelImpl::LlamaTaskModelImpl(const PretrainedConfig& llama_config, ModelTask model_task,
+                                       bool random_init, std::optional<uint64_t> seed)
+    : config(llama_config), settings(LlamaSettings::read(llama_config)), task(model_task) {
+  BERTH_CHECK(task == ModelTask::CausalLM || task == ModelTask::SequenceClassification, settings.class_prefix,
+              " has no ", task_name(task), " head in berth; it has causal-lm and sequence-classification");
+  model = register_module("model", LlamaModel(settings));
+  if (task == ModelTask::SequenceClassification) {
+    score = register_module("score", llama_linear_layer(settings.hidden_size, config.num_labels(), false));
+  } else if (!settings.tie_word_embeddings) {
+    lm_head =
+        register_module("lm_head", llama_linear_layer(settings.hidden_size, settings.vocab_size, false));
+  }
+  if (random_init) init_decoder_weights(*this, settings.initializer_range, seed);
+}
+
+TaskOutput LlamaTaskModelImpl::forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                       const at::Tensor& labels) {
+  at::Tensor hidden = model->forward(input_ids, attention_mask, hooks_.get());
+  at::Tensor logits;
+  if (task == ModelTask::CausalLM) {
+    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself.
+    logits = lm_head ? run_hook_block(hooks_.get(), "lm_head", hidden,
+                                      [&](const at::Tensor& x) { return llama_linear(lm_head, x); })
+                     : at::linear(hidden, model->embed_tokens->weight);
+  } else {
+    // (B, T, C) -> (B, T, num_labels) -> (B, num_labels) at each row's last non-pad token
+    at::Tensor all = run_hook_block(hooks_.get(), "score", hidden,
+                                    [&](const at::Tensor& x) { return llama_linear(score, x); });
+    at::Tensor rows = torch::arange(all.size(0), input_ids.options().dtype(at::kLong));
+    at::Tensor last =
+        last_non_pad_positions(input_ids, settings.pad_token_id, llama_architecture(settings, task));
+    logits = all.index({rows, last.to(at::kLong)});
+  }
+  if (!labels.defined()) return {logits, {}};
+  return {logits, loss(logits, labels)};
+}
+
+TaskOutput LlamaTaskModelImpl::forward_batch(const Batch& batch) {
+  auto ids = batch.find("input_ids");
+  BERTH_CHECK(ids != batch.end(), llama_architecture(settings, task),
+              ": the batch has no input_ids. Fix: tokenise the text into input_ids (and attention_mask)");
+  return forward(ids->second, llama_optional_input(batch, "attention_mask"),
+                 llama_optional_input(batch, "labels"));
+}
+
+at::Tensor LlamaTaskModelImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
+  if (task == ModelTask::CausalLM) return causal_lm_loss(logits, labels);
+  return sequence_classification_loss(logits, labels, config.num_labels(), config.problem_type);
+}
+
+TaskModelInfo LlamaTaskModelImpl::info() const {
+  TaskModelInfo info;
+  info.architecture = llama_architecture(settings, task);
+  info.task = task;
+  if (task == ModelTask::SequenceClassification) {
+    info.problem_type =
+        config.problem_type.value_or(config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
+    for (const auto& [id, label] : config.id2label) info.labels.push_back(label);
+  }
+  info.max_positions = settings.max_position_embeddings;
+  info.summary = std::to_string(settings.num_hidden_layers) + " layers, hidden " +
+                 std::to_string(settings.hidden_size) + ", vocab " + std::to_string(settings.vocab_size);
+  return info;
+}
+
+void LlamaTaskModelImpl::save_pretrained(const std::string& dir) const {
+  save_weights(*this, config, llama_checkpoint_layout(config, task), dir);
+}
+
+std::vector<std::string> LlamaTaskModelImpl::hook_blocks() const {
+  std::vector<std::string> blocks{"model.embed_tokens"};
+  for (int64_t i = 0; i < settings.num_hidden_layers; ++i)
+    blocks.push_back("model.layers." + std::to_string(i));
+  blocks.push_back("model.norm");
+  if (score) blocks.push_back("score");
+  if (lm_head) blocks.push_back("lm_head");
+  return blocks;
+}
+
+void LlamaTaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
+  BERTH_CHECK(
+      !hooks || score || lm_head, llama_architecture(settings, task),
+      " ties lm_head to model.embed_tokens (tie_word_embeddings), so the embedding block would run twice "
+      "per forward; ZeRO stage 3 gathers each block once. Fix: use ZeRO stage 1 or 2 for this model");
+  hooks_ = std::move(hooks);
+}
+
+std::string llama_architecture(const LlamaSettings& settings, ModelTask task) {
+  return settings.class_prefix + (task == ModelTask::CausalLM ? "ForCausalLM" : "ForSequenceClassification");
+}
+
+CheckpointLayout llama_checkpoint_layout(const PretrainedConfig& config, ModelTask task) {
+  const LlamaSettings settings = LlamaSettings::read(config);
+  CheckpointLayout layout;
+  layout.architecture = llama_architecture(settings, task);
+  layout.base_prefix = "model.";
+  if (task == ModelTask::CausalLM && settings.tie_word_embeddings) layout.ignored = {"lm_head.weight"};
+  layout.head_prefixes = {task == ModelTask::CausalLM ? "lm_head." : "score."};
+  const double range = settings.initializer_range;
+  layout.init = [range](torch::nn::Module& module, std::optional<uint64_t> seed) {
+    init_decoder_weights(module, range, seed);
+  };
+  return layout;
+}
+
+}  // namespace berth
