@@ -3,6 +3,9 @@
 
 #include "berth/core/error.h"
 #include "berth/model/bert_for_sequence_classification.h"
+#include "berth/model/distilbert_family.h"
+#include "berth/model/electra_family.h"
+#include "berth/model/roberta_family.h"
 #include "berth/placement/inspect.h"
 #include "core/text.h"
 
@@ -61,7 +64,9 @@ std::string supported_types() {
 }  // namespace
 
 const std::vector<ModelFamily>& model_families() {
-  static const std::vector<ModelFamily> families = {bert_family()};
+  static const std::vector<ModelFamily> families = {
+      bert_family(), roberta_family(), xlm_roberta_family(), distilbert_family(), electra_family(),
+  };
   return families;
 }
 
