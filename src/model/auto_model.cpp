@@ -4,8 +4,11 @@
 #include "berth/core/error.h"
 #include "berth/model/bert_for_masked_lm.h"
 #include "berth/model/bert_for_sequence_classification.h"
+#include "berth/model/distilbert_family.h"
+#include "berth/model/electra_family.h"
 #include "berth/model/gpt2_family.h"
 #include "berth/model/llama_family.h"
+#include "berth/model/roberta_family.h"
 #include "berth/placement/inspect.h"
 #include "core/text.h"
 
@@ -82,7 +85,8 @@ std::string supported_types() {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> families = {
-      bert_family(), gpt2_family(), llama_family(), mistral_family(), qwen2_family(),
+      bert_family(), roberta_family(), xlm_roberta_family(), distilbert_family(), electra_family(),
+      gpt2_family(), llama_family(),   mistral_family(),     qwen2_family(),
   };
   return families;
 }

@@ -1,0 +1,222 @@
+// EncoderTaskModel: batch reading, input checks, HF's task losses, info and saving shared by the encoder
+// families.
+#include "berth/model/encoder_task_model.h"
+
+#include "berth/core/error.h"
+#include "berth/model/bert_model.h"
+#include "berth/placement/batch_check.h"
+#include "berth/placement/inspect.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+namespace berth {
+namespace {
+
+namespace F = torch::nn::functional;
+
+std::string encoder_shape_of(const at::Tensor& t) { return format_shape(t.sizes()); }
+
+at::Tensor encoder_batch_input(const Batch& batch, const std::string& name) {
+  auto it = batch.find(name);
+  return it == batch.end() ? at::Tensor() : it->second;
+}
+
+bool is_integer(const at::Tensor& t) { return t.scalar_type() == at::kLong || t.scalar_type() == at::kInt; }
+
+void check_encoder_inputs(const std::string& model, const EncoderShape& shape, const at::Tensor& input_ids,
+                          const at::Tensor& attention_mask, const at::Tensor& token_type_ids) {
+  BERTH_CHECK(input_ids.defined(), model, ": input_ids is required (B, T) int64 token ids, found none");
+  BERTH_CHECK(input_ids.dim() == 2, model, ": input_ids must be (batch, length), found shape ",
+              encoder_shape_of(input_ids), ". Fix: add a batch dimension, e.g. ids.unsqueeze(0)");
+  BERTH_CHECK(is_integer(input_ids), model, ": input_ids must hold integer token ids (int64), found ",
+              dtype_name(input_ids.scalar_type()));
+  BERTH_CHECK(input_ids.size(1) >= 1, model, ": input_ids is empty (length 0)");
+  BERTH_CHECK(input_ids.size(1) <= shape.max_positions, model, ": input_ids has length ", input_ids.size(1),
+              " but the model takes at most ", shape.max_positions, " tokens. Fix: truncate the inputs to ",
+              shape.max_positions, " tokens");
+  for (const auto& [name, tensor] :
+       {std::pair<const char*, const at::Tensor&>{"attention_mask", attention_mask},
+        std::pair<const char*, const at::Tensor&>{"token_type_ids", token_type_ids}}) {
+    if (!tensor.defined()) continue;
+    BERTH_CHECK(tensor.sizes() == input_ids.sizes(), model, ": ", name, " has shape ",
+                encoder_shape_of(tensor), " but input_ids has ", encoder_shape_of(input_ids),
+                ". Fix: give one value per token");
+  }
+  // Checked where it costs no device synchronisation; on an accelerator the embedding lookup still fails.
+  if (input_ids.device().is_cpu()) {
+    const int64_t low = input_ids.min().item<int64_t>();
+    const int64_t high = input_ids.max().item<int64_t>();
+    BERTH_CHECK(low >= 0 && high < shape.vocab_size, model, ": input_ids holds ids in [", low, ", ", high,
+                "] but the vocabulary has ", shape.vocab_size,
+                " entries. Fix: use the tokenizer that belongs to this model");
+  }
+}
+
+}  // namespace
+
+at::Tensor sequence_classification_loss(const at::Tensor& logits, const at::Tensor& labels,
+                                        std::optional<std::string>& problem_type) {
+  check_tensor_on(labels, "labels", logits.device());
+  const int64_t num_labels = logits.size(-1);
+  const int64_t batch = logits.size(0);
+  if (!problem_type) {
+    problem_type = num_labels == 1      ? kRegression
+                   : is_integer(labels) ? kSingleLabelClassification
+                                        : kMultiLabelClassification;
+  }
+  if (*problem_type == kRegression) {
+    BERTH_CHECK(labels.numel() == logits.numel(), "regression labels must hold ", logits.numel(),
+                " values (one per output), found shape ", encoder_shape_of(labels));
+    if (num_labels == 1) return F::mse_loss(logits.squeeze(), labels.squeeze().to(logits.scalar_type()));
+    return F::mse_loss(logits, labels.view(logits.sizes()).to(logits.scalar_type()));
+  }
+  if (*problem_type == kSingleLabelClassification) {
+    BERTH_CHECK(is_integer(labels), "single_label_classification needs integer class ids as labels, found ",
+                dtype_name(labels.scalar_type()), ". Fix: pass int64 labels in 0..", num_labels - 1);
+    BERTH_CHECK(labels.numel() == batch,
+                "single_label_classification labels must hold one class id per example (", batch,
+                "), found shape ", encoder_shape_of(labels));
+    return F::cross_entropy(logits.view({-1, num_labels}), labels.reshape({-1}).to(at::kLong));
+  }
+  BERTH_CHECK(labels.sizes() == logits.sizes(),
+              "multi_label_classification labels must match the logits' shape ", encoder_shape_of(logits),
+              ", found ", encoder_shape_of(labels), ". Fix: pass multi-hot float labels");
+  return F::binary_cross_entropy_with_logits(logits, labels.to(logits.scalar_type()));
+}
+
+at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& labels) {
+  check_tensor_on(labels, "labels", logits.device());
+  BERTH_CHECK(is_integer(labels), "token labels must be integer ids (-100 for tokens left out), found ",
+              dtype_name(labels.scalar_type()));
+  BERTH_CHECK(labels.numel() * logits.size(-1) == logits.numel(), "labels have shape ",
+              encoder_shape_of(labels), " but the logits ", encoder_shape_of(logits),
+              ". Fix: give one label per token (-100 for padding)");
+  // (B*T, classes) against (B*T,): -100 is cross_entropy's default ignore_index, as in HF.
+  return F::cross_entropy(logits.reshape({-1, logits.size(-1)}), labels.reshape({-1}).to(at::kLong));
+}
+
+at::Tensor question_answering_loss(const at::Tensor& logits, const at::Tensor& positions) {
+  check_tensor_on(positions, "start/end positions", logits.device());
+  const int64_t batch = logits.size(0);
+  BERTH_CHECK(is_integer(positions) && positions.numel() == 2 * batch,
+              "question answering needs one integer start and end position per example (", batch,
+              " each), found shape ", encoder_shape_of(positions), " of ",
+              dtype_name(positions.scalar_type()));
+  // HF clamps positions outside the input to T and ignores T.
+  const int64_t length = logits.size(1);
+  const at::Tensor clamped = positions.reshape({batch, 2}).to(at::kLong).clamp(0, length);
+  auto ce = F::CrossEntropyFuncOptions().ignore_index(length);
+  const at::Tensor start = F::cross_entropy(logits.select(-1, 0).contiguous(), clamped.select(1, 0), ce);
+  const at::Tensor end = F::cross_entropy(logits.select(-1, 1).contiguous(), clamped.select(1, 1), ce);
+  return (start + end) / 2;
+}
+
+void init_encoder_weights(torch::nn::Module& module, double initializer_range, std::optional<uint64_t> seed) {
+  init_bert_weights(module, initializer_range, seed);
+  torch::NoGradGuard no_grad;
+  // Without the root itself: a model initialising itself in its constructor is not yet held by a shared_ptr.
+  std::vector<torch::nn::Module*> modules{&module};
+  for (const auto& item : module.named_modules("", /*include_self=*/false))
+    modules.push_back(item.value().get());
+  for (torch::nn::Module* m : modules) {
+    if (dynamic_cast<const torch::nn::LinearImpl*>(m) || dynamic_cast<const torch::nn::EmbeddingImpl*>(m) ||
+        dynamic_cast<const torch::nn::LayerNormImpl*>(m))
+      continue;
+    // A tied decoder's bias: HF's Linear init (or the head's own _init_weights) zeroes it.
+    for (auto& parameter : m->named_parameters(/*recurse=*/false)) parameter.value().zero_();
+  }
+}
+
+EncoderTaskModel::EncoderTaskModel(PretrainedConfig config, ModelTask task, CheckpointLayout layout)
+    : config_(std::move(config)), task_(task), layout_(std::move(layout)) {
+  if (task_ == ModelTask::QuestionAnswering && config_.num_labels() != 2)
+    config_.unsupported("num_labels", std::to_string(config_.num_labels()) + " for question answering",
+                        "2 (start and end logits)", "set two labels (or none) in config.json");
+}
+
+at::Tensor EncoderTaskModel::logits(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                    const at::Tensor& token_type_ids) {
+  check_encoder_inputs(layout_.architecture, shape_, input_ids, attention_mask, token_type_ids);
+  const at::Tensor any_parameter = parameters().front();
+  check_batch(
+      {{"input_ids", input_ids}, {"attention_mask", attention_mask}, {"token_type_ids", token_type_ids}},
+      any_parameter.device());
+  const at::Tensor mask = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
+  const at::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
+  return compute_logits(input_ids, mask, types);
+}
+
+TaskOutput EncoderTaskModel::forward_batch(const Batch& batch) {
+  auto ids = batch.find("input_ids");
+  BERTH_CHECK(ids != batch.end(), layout_.architecture,
+              ": the batch has no input_ids. Fix: tokenise the text into input_ids (and attention_mask)");
+  TaskOutput out;
+  out.logits = logits(ids->second, encoder_batch_input(batch, "attention_mask"),
+                      encoder_batch_input(batch, "token_type_ids"));
+  if (task_ == ModelTask::QuestionAnswering) {
+    const at::Tensor start = encoder_batch_input(batch, "start_positions");
+    const at::Tensor end = encoder_batch_input(batch, "end_positions");
+    BERTH_CHECK(
+        start.defined() == end.defined(), layout_.architecture, ": the batch has ",
+        start.defined() ? "start_positions but no end_positions" : "end_positions but no start_positions",
+        ". Fix: give both (or neither, for prediction)");
+    if (start.defined()) out.loss = loss(out.logits, at::stack({start.reshape({-1}), end.reshape({-1})}, 1));
+    return out;
+  }
+  const at::Tensor labels = encoder_batch_input(batch, "labels");
+  if (labels.defined()) out.loss = loss(out.logits, labels);
+  return out;
+}
+
+at::Tensor EncoderTaskModel::loss(const at::Tensor& logits, const at::Tensor& labels) {
+  switch (task_) {
+    case ModelTask::SequenceClassification:
+      return sequence_classification_loss(logits, labels, config_.problem_type);
+    case ModelTask::TokenClassification:
+    case ModelTask::MaskedLM:
+      return token_loss(logits, labels);
+    case ModelTask::QuestionAnswering:
+      return question_answering_loss(logits, labels);
+    case ModelTask::CausalLM:
+      break;
+  }
+  BERTH_BUG(false, "an encoder built for task ", task_name(task_));
+}
+
+TaskModelInfo EncoderTaskModel::info() const {
+  TaskModelInfo info;
+  info.architecture = layout_.architecture;
+  info.problem_type =
+      config_.problem_type.value_or(config_.num_labels() == 1 ? kRegression : kSingleLabelClassification);
+  for (const auto& [id, label] : config_.id2label) info.labels.push_back(label);
+  info.max_positions = shape_.max_positions;
+  info.summary = std::to_string(shape_.num_layers) + " layers, hidden " + std::to_string(shape_.hidden_size) +
+                 ", vocab " + std::to_string(shape_.vocab_size);
+  info.task = task_;
+  return info;
+}
+
+void EncoderTaskModel::save_pretrained(const std::string& dir) const {
+  save_weights(*this, config_, layout_, dir);
+}
+
+at::Tensor EncoderTaskModel::run_block(const std::string& block, const at::Tensor& input,
+                                       const std::function<at::Tensor(const at::Tensor&)>& fn) {
+  if (!hooks_ || std::find(blocks_.begin(), blocks_.end(), block) == blocks_.end()) return fn(input);
+  return hooks_->after_forward(block, fn(hooks_->before_forward(block, input)));
+}
+
+void EncoderTaskModel::set_blocks(const std::vector<std::string>& embeddings,
+                                  const std::vector<std::string>& layers,
+                                  const std::vector<std::string>& head) {
+  blocks_.clear();
+  BERTH_BUG(!embeddings.empty(), "an encoder without an embeddings block");
+  // The first holds the word embeddings (see the header); later ones (ELECTRA's projection) stay blocks.
+  blocks_.assign(embeddings.begin() + (task_ == ModelTask::MaskedLM ? 1 : 0), embeddings.end());
+  blocks_.insert(blocks_.end(), layers.begin(), layers.end());
+  blocks_.insert(blocks_.end(), head.begin(), head.end());
+}
+
+}  // namespace berth

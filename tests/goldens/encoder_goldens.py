@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# purpose: encoder-family goldens from HF transformers itself (transformers==5.24.0, pinned in
+# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT and ELECTRA with each task head berth implements,
+# on tiny random configs in eager attention (logits, loss, every parameter's gradient).
+#
+# Usage: scripts/python tests/goldens/encoder_goldens.py OUT_DIR. Offline: models are built from configs, never
+# downloaded. Every file is written by the libraries (save_pretrained with safe_serialization,
+# safetensors.torch.save_file); nothing restates HF's modeling code.
+#
+# Per case, OUT_DIR/encoders/<family>_<task>/ holds
+#   config.json, model.safetensors  transformers' save_pretrained of the model (tied weights left out, as HF does)
+#   golden.safetensors              input_ids, attention_mask (rows padded at the end), token_type_ids (zeros, as
+#                                   berth's collator adds them), labels or start_positions/end_positions, logits
+#                                   ((B, T, 2) start/end for question answering), loss, and grad.<name> for every
+#                                   tensor model.safetensors holds (a tied parameter once, under the name
+#                                   save_pretrained keeps)
+# cases.txt lists the cases; stamp is written last.
+
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from safetensors import safe_open  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+transformers.utils.logging.disable_progress_bar()
+
+VOCAB = 60
+BATCH = 3
+LENGTH = 9
+TASKS = ("sequence-classification", "token-classification", "masked-lm", "question-answering")
+HEADS = {"sequence-classification": "ForSequenceClassification", "token-classification": "ForTokenClassification",
+         "masked-lm": "ForMaskedLM", "question-answering": "ForQuestionAnswering"}
+NUM_LABELS = {"sequence-classification": 3, "token-classification": 5, "masked-lm": 2, "question-answering": 2}
+
+
+def bert_like(**overrides):
+    c = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+             hidden_act="gelu", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+             max_position_embeddings=20, type_vocab_size=1, layer_norm_eps=1e-5)
+    c.update(overrides)
+    return c
+
+
+# family -> (config class, class-name prefix, config arguments, pad id)
+FAMILIES = {
+    "roberta": (transformers.RobertaConfig, "Roberta", bert_like(pad_token_id=1, bos_token_id=0, eos_token_id=2), 1),
+    "xlm-roberta": (transformers.XLMRobertaConfig, "XLMRoberta",
+                    bert_like(pad_token_id=1, bos_token_id=0, eos_token_id=2, hidden_act="gelu_new"), 1),
+    "distilbert": (transformers.DistilBertConfig, "DistilBert",
+                   dict(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=4, hidden_dim=37, activation="gelu",
+                        dropout=0.1, attention_dropout=0.1, max_position_embeddings=20, pad_token_id=0,
+                        sinusoidal_pos_embds=False), 0),
+    "electra": (transformers.ElectraConfig, "Electra",
+                bert_like(embedding_size=24, type_vocab_size=2, pad_token_id=0, layer_norm_eps=1e-12), 0),
+}
+
+
+def randomize(model, generator):
+    # Far from HF's init on purpose (std 0.02 makes every layer nearly linear): weights and biases that exercise
+    # the activations, norm affine terms that are not 1/0. Tied tensors are one parameter here, drawn once.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name.lower() and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=generator))
+            elif name.endswith("bias"):
+                p.copy_(0.1 * torch.randn(p.shape, generator=generator))
+            else:
+                p.copy_(0.3 * torch.randn(p.shape, generator=generator))
+
+
+def inputs(pad_id, generator):
+    ids = torch.randint(3, VOCAB, (BATCH, LENGTH), generator=generator)
+    ids[:, 0] = 0 if pad_id != 0 else 2  # a <s>/[CLS]-like first token
+    mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
+    for row, kept in ((1, LENGTH - 3), (2, LENGTH - 5)):  # rows padded at the end
+        ids[row, kept:] = pad_id
+        mask[row, kept:] = 0
+    return ids, mask
+
+
+def task_labels(task, mask, num_labels, generator):
+    if task == "sequence-classification":
+        return {"labels": torch.randint(0, num_labels, (BATCH,), generator=generator)}
+    if task == "token-classification":
+        labels = torch.randint(0, num_labels, (BATCH, LENGTH), generator=generator)
+        return {"labels": labels.masked_fill(mask == 0, -100)}
+    if task == "masked-lm":
+        labels = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=generator)
+        keep = torch.rand(BATCH, LENGTH, generator=generator) < 0.4
+        keep[0, 1] = True
+        return {"labels": labels.masked_fill(~keep | (mask == 0), -100)}
+    # One end beyond the input: HF clamps it to LENGTH, its ignore index.
+    return {"start_positions": torch.tensor([1, 0, 2]), "end_positions": torch.tensor([4, LENGTH + 3, 3])}
+
+
+def run_case(root, family, task, seed):
+    config_class, prefix, arguments, pad_id = FAMILIES[family]
+    num_labels = NUM_LABELS[task]
+    config = config_class(attn_implementation="eager", num_labels=num_labels, **arguments)
+    model = getattr(transformers, prefix + HEADS[task])(config)
+    generator = torch.Generator().manual_seed(seed)
+    randomize(model, generator)
+    model.eval()  # dropout off: the C++ side compares in eval mode
+    name = family.replace("-", "_") + "_" + task.replace("-", "_")
+    out_dir = os.path.join(root, "encoders", name)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)  # before the forward, which may set problem_type
+
+    ids, mask = inputs(pad_id, generator)
+    labels = task_labels(task, mask, num_labels, generator)
+    types = torch.zeros_like(ids)
+    kwargs = {} if family == "distilbert" else {"token_type_ids": types}
+    out = model(input_ids=ids, attention_mask=mask, **kwargs, **labels)
+    out.loss.backward()
+    logits = torch.stack([out.start_logits, out.end_logits], -1) if task == "question-answering" else out.logits
+
+    golden = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types, "logits": logits, "loss": out.loss}
+    golden.update(labels)
+    # Under the names save_pretrained wrote: a tied parameter is one tensor, named as the file names it.
+    parameters = dict(model.named_parameters(remove_duplicate=False))
+    with safe_open(os.path.join(out_dir, "model.safetensors"), "pt") as saved:
+        for pname in saved.keys():
+            p = parameters[pname]
+            golden["grad." + pname] = p.grad if p.grad is not None else torch.zeros_like(p)
+    golden = {k: v.detach().contiguous() for k, v in golden.items()}
+    save_file(golden, os.path.join(out_dir, "golden.safetensors"),
+              metadata={"case": name, "architecture": type(model).__name__,
+                        "transformers_version": transformers.__version__})
+    return name
+
+
+def write_text(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: encoder_goldens.py OUT_DIR")
+    root = sys.argv[1]
+    torch.manual_seed(0)  # HF's own init runs before randomize() replaces every weight
+    names = []
+    for i, family in enumerate(FAMILIES):
+        for j, task in enumerate(TASKS):
+            names.append(run_case(root, family, task, seed=200 + 10 * i + j))
+    write_text(os.path.join(root, "encoders", "cases.txt"), "".join(n + "\n" for n in names))
+    write_text(os.path.join(root, "encoders", "stamp"), "done\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,296 @@
+// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA) with HF transformers
+// (tests/goldens/encoder_goldens.py): each family and task head loaded through load_task_model gives HF's
+// logits, loss and every parameter's gradient, and save_pretrained writes HF's names back.
+#include "berth/io/safetensors.h"
+#include "berth/model/auto_model.h"
+#include "berth/model/roberta_model.h"
+
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace {
+
+using berth::ModelTask;
+
+struct EncoderCase {
+  std::string name;  // the directory under <golden_dir>/encoders
+  ModelTask task;
+};
+
+// The cases encoder_goldens.py writes, in its order; a case the script stops writing fails below.
+std::vector<EncoderCase> encoder_cases() {
+  const std::vector<std::pair<std::string, ModelTask>> tasks = {
+      {"sequence_classification", ModelTask::SequenceClassification},
+      {"token_classification", ModelTask::TokenClassification},
+      {"masked_lm", ModelTask::MaskedLM},
+      {"question_answering", ModelTask::QuestionAnswering}};
+  std::vector<EncoderCase> cases;
+  for (const std::string family : {"roberta", "xlm_roberta", "distilbert", "electra"})
+    for (const auto& [suffix, task] : tasks) cases.push_back({family + "_" + suffix, task});
+  return cases;
+}
+
+std::string encoder_case_dir(const std::string& name) {
+  return berth::testing::golden_dir() + "/encoders/" + name;
+}
+
+// fp32 parity: |actual - expected| <= 1e-5 + 1e-5 * |expected| everywhere (numpy's allclose).
+void expect_encoder_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
+  ASSERT_TRUE(actual.defined()) << what << " is undefined";
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  const at::Tensor a = actual.detach().to(at::kDouble);
+  const at::Tensor e = expected.to(at::kDouble);
+  const double worst = ((a - e).abs() - 1e-5 * e.abs()).max().item<double>();
+  EXPECT_LE(worst, 1e-5) << what << ": max |diff| " << (a - e).abs().max().item<double>();
+}
+
+// The golden's inputs and labels as the data collator hands them to forward_batch.
+berth::Batch encoder_golden_batch(const berth::io::SafetensorsFile& golden) {
+  berth::Batch batch;
+  for (const char* name :
+       {"input_ids", "attention_mask", "token_type_ids", "labels", "start_positions", "end_positions"})
+    if (golden.contains(name)) batch[name] = golden.tensor(name);
+  return batch;
+}
+
+std::set<std::string> encoder_saved_names(const std::string& dir) {
+  const auto names = berth::io::SafetensorsFile::open(dir + "/model.safetensors").names();
+  return {names.begin(), names.end()};
+}
+
+TEST(EncoderParity, ScriptWritesTheListedCases) {
+  std::ifstream in(encoder_case_dir("cases.txt"));
+  std::vector<std::string> written;
+  for (std::string line; std::getline(in, line) && written.size() < 100;) written.push_back(line);
+  std::vector<std::string> expected;
+  for (const EncoderCase& c : encoder_cases()) expected.push_back(c.name);
+  EXPECT_EQ(written, expected);
+}
+
+class EncoderGoldenCase : public ::testing::TestWithParam<EncoderCase> {};
+
+TEST_P(EncoderGoldenCase, LogitsLossAndGradientsMatchHf) {
+  const std::string dir = encoder_case_dir(GetParam().name);
+  auto loaded = berth::load_task_model(dir, {}, GetParam().task);
+  EXPECT_TRUE(loaded.report.clean()) << (loaded.report.warnings.empty() ? "" : loaded.report.warnings[0]);
+  berth::TaskModel& model = *loaded.model;
+  model.module().eval();  // dropout off, as the reference ran
+  const auto golden = berth::io::SafetensorsFile::open(dir + "/golden.safetensors");
+  EXPECT_EQ(model.info().architecture, golden.metadata().at("architecture"));
+  EXPECT_EQ(model.info().task, GetParam().task);
+
+  berth::TaskOutput out = model.forward_batch(encoder_golden_batch(golden));
+  expect_encoder_close(out.logits, golden.tensor("logits"), "logits");
+  expect_encoder_close(out.loss, golden.tensor("loss"), "loss");
+  out.loss.backward();
+  std::set<std::string> checked;
+  for (const auto& param : model.module().named_parameters()) {
+    ASSERT_TRUE(golden.contains("grad." + param.key())) << param.key() << " is not one of HF's parameters";
+    expect_encoder_close(param.value().grad(), golden.tensor("grad." + param.key()),
+                         "grad of " + param.key());
+    checked.insert("grad." + param.key());
+  }
+  // Every HF parameter is one of berth's (a tied one once).
+  for (const std::string& name : golden.names()) {
+    if (name.rfind("grad.", 0) == 0) {
+      EXPECT_TRUE(checked.count(name)) << name << " has no berth parameter";
+    }
+  }
+}
+
+TEST_P(EncoderGoldenCase, SavePretrainedWritesHfNamesAndReloads) {
+  const std::string dir = encoder_case_dir(GetParam().name);
+  auto loaded = berth::load_task_model(dir, {}, GetParam().task);
+  loaded.model->module().eval();
+  const auto golden = berth::io::SafetensorsFile::open(dir + "/golden.safetensors");
+  const berth::Batch batch = encoder_golden_batch(golden);
+  torch::NoGradGuard no_grad;
+  const at::Tensor before = loaded.model->forward_batch(batch).logits;
+
+  berth::testing::TempDir saved;
+  loaded.model->save_pretrained(saved.path().string());
+  EXPECT_EQ(encoder_saved_names(saved.path().string()), encoder_saved_names(dir));
+  const berth::PretrainedConfig config = berth::PretrainedConfig::load(saved.file("config.json"));
+  ASSERT_TRUE(config.architectures.has_value());
+  EXPECT_EQ(*config.architectures, std::vector<std::string>{golden.metadata().at("architecture")});
+
+  // The default task now comes from the architecture written.
+  auto reloaded = berth::load_task_model(saved.path().string());
+  EXPECT_TRUE(reloaded.report.clean());
+  EXPECT_EQ(reloaded.model->info().task, GetParam().task);
+  reloaded.model->module().eval();
+  EXPECT_TRUE(torch::equal(reloaded.model->forward_batch(batch).logits, before));
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, EncoderGoldenCase, ::testing::ValuesIn(encoder_cases()),
+                         [](const ::testing::TestParamInfo<EncoderCase>& info) { return info.param.name; });
+
+// A copy of golden case `name` with config.json's `field` set to the JSON `value`.
+std::string encoder_case_with(const berth::testing::TempDir& tmp, const std::string& name,
+                              const std::string& field, const std::string& value) {
+  namespace fs = std::filesystem;
+  const fs::path dir = tmp.path() / name;
+  fs::create_directories(dir);
+  fs::copy_file(encoder_case_dir(name) + "/model.safetensors", dir / "model.safetensors");
+  berth::PretrainedConfig config = berth::PretrainedConfig::load(encoder_case_dir(name) + "/config.json");
+  config.set_json(field, value);
+  config.save((dir / "config.json").string());
+  return dir.string();
+}
+
+TEST(EncoderFamilies, UnsupportedConfigValuesAreRefusedNamingTheField) {
+  berth::testing::TempDir tmp;
+  const std::vector<std::vector<std::string>> cases = {
+      {"roberta_sequence_classification", "position_embedding_type", "\"relative_key\""},
+      {"roberta_masked_lm", "tie_word_embeddings", "false"},
+      {"xlm_roberta_token_classification", "is_decoder", "true"},
+      {"distilbert_sequence_classification", "sinusoidal_pos_embds", "true"},
+      {"electra_question_answering", "hidden_act", "\"swish\""},
+  };
+  for (const auto& c : cases) {
+    const std::string dir = encoder_case_with(tmp, c[0], c[1], c[2]);
+    const std::string message = berth::testing::error_text([&] { berth::load_task_model(dir); });
+    berth::testing::expect_contains(message, {c[1], "Fix:"});
+  }
+  berth::PretrainedOptions three_labels;
+  three_labels.num_labels = 3;
+  const std::string message = berth::testing::error_text([&] {
+    berth::load_task_model(encoder_case_dir("roberta_question_answering"), three_labels,
+                           ModelTask::QuestionAnswering);
+  });
+  berth::testing::expect_contains(message, {"num_labels", "3 for question answering", "Fix:"});
+}
+
+TEST(EncoderFamilies, ATaskTheFamilyLacksNamesItAndWhatExists) {
+  const std::string message = berth::testing::error_text(
+      [] { berth::load_task_model(encoder_case_dir("roberta_masked_lm"), {}, ModelTask::CausalLM); });
+  berth::testing::expect_contains(
+      message, {"\"roberta\"", "causal-lm",
+                "sequence-classification, token-classification, masked-lm, question-answering"});
+}
+
+TEST(EncoderFamilies, RobertaPositionsSkipPaddingAndStartAfterIt) {
+  // Padding index 1: real tokens count 2, 3, ...; pads (wherever they are) keep 1.
+  const at::Tensor ids = torch::tensor({0, 7, 1, 9, 1}, at::kLong).unsqueeze(0);
+  const at::Tensor expected = torch::tensor({2, 3, 1, 4, 1}, at::kLong).unsqueeze(0);
+  EXPECT_TRUE(torch::equal(berth::roberta_position_ids(ids, 1), expected));
+  const berth::PretrainedConfig config =
+      berth::PretrainedConfig::load(encoder_case_dir("roberta_sequence_classification") + "/config.json");
+  EXPECT_EQ(berth::max_positions(config), config.get_int("max_position_embeddings") - 2);
+}
+
+// Records the blocks the model runs, passing tensors through unchanged.
+class EncoderRecordingHooks : public berth::LayerHooks {
+ public:
+  at::Tensor before_forward(const std::string& block, const at::Tensor& input) override {
+    before.push_back(block);
+    return input;
+  }
+  at::Tensor after_forward(const std::string& block, const at::Tensor& output) override {
+    after.push_back(block);
+    return output;
+  }
+  std::vector<std::string> before, after;
+};
+
+TEST(EncoderFamilies, LayerHooksWrapEveryBlockInOrderWithoutChangingTheResult) {
+  for (const EncoderCase& c : encoder_cases()) {
+    auto model = berth::load_task_model(encoder_case_dir(c.name), {}, c.task).model;
+    model->module().eval();
+    const auto golden = berth::io::SafetensorsFile::open(encoder_case_dir(c.name) + "/golden.safetensors");
+    torch::NoGradGuard no_grad;
+    const at::Tensor plain = model->forward_batch(encoder_golden_batch(golden)).logits;
+    auto hooks = std::make_shared<EncoderRecordingHooks>();
+    model->set_layer_hooks(hooks);
+    EXPECT_TRUE(torch::equal(model->forward_batch(encoder_golden_batch(golden)).logits, plain)) << c.name;
+    EXPECT_EQ(hooks->before, model->hook_blocks()) << c.name;
+    EXPECT_EQ(hooks->after, model->hook_blocks()) << c.name;
+    // Every parameter is in a block (ZeRO-3 partitions it there), except a masked-LM model's embeddings,
+    // which its tied decoder reads again after their block: they stay whole. Every block holds parameters.
+    const std::string base = c.name.rfind("distilbert", 0) == 0 ? "distilbert"
+                             : c.name.rfind("electra", 0) == 0  ? "electra"
+                                                                : "roberta";
+    const std::string embeddings = c.task == ModelTask::MaskedLM ? base + ".embeddings." : "";
+    std::set<std::string> holding;
+    for (const auto& p : model->module().named_parameters()) {
+      const std::string block = berth::block_of(model->hook_blocks(), p.key());
+      holding.insert(block);
+      if (block.empty()) {
+        EXPECT_FALSE(embeddings.empty()) << c.name << ": " << p.key() << " is in no block";
+        EXPECT_EQ(p.key().rfind(embeddings, 0), 0u) << c.name << ": " << p.key() << " is in no block";
+      }
+    }
+    for (const std::string& block : model->hook_blocks())
+      EXPECT_TRUE(holding.count(block)) << c.name << ": " << block;
+  }
+}
+
+TEST(EncoderFamilies, FreshModelsGetHfInitWithZeroPaddingRowsAndDecoderBiases) {
+  for (const std::string name : {"roberta_masked_lm", "distilbert_masked_lm", "electra_masked_lm"}) {
+    const berth::PretrainedConfig config =
+        berth::PretrainedConfig::load(encoder_case_dir(name) + "/config.json");
+    auto model = berth::build_task_model(config, ModelTask::MaskedLM, {true, 7});
+    const auto params = model->module().named_parameters();
+    const std::string family = name.substr(0, name.find('_'));
+    const int64_t pad = config.get_int("pad_token_id");
+    const at::Tensor words = params[family + ".embeddings.word_embeddings.weight"];
+    EXPECT_EQ(words[pad].abs().sum().item<double>(), 0.0) << name;
+    EXPECT_NEAR(words.std().item<double>(), 0.02, 0.004) << name;
+    const std::string bias = family == "roberta"      ? "lm_head.bias"
+                             : family == "distilbert" ? "vocab_projector.bias"
+                                                      : "generator_lm_head.bias";
+    ASSERT_TRUE(params.contains(bias)) << name;
+    EXPECT_EQ(params[bias].abs().sum().item<double>(), 0.0) << name;
+    EXPECT_TRUE(torch::equal(params[family + ".embeddings.LayerNorm.weight"],
+                             torch::ones_like(params[family + ".embeddings.LayerNorm.weight"])));
+    // A tied decoder weight is not a tensor of its own.
+    for (const auto& p : params) EXPECT_EQ(p.key().find("decoder.weight"), std::string::npos) << p.key();
+  }
+  // RoBERTa's position table has the padding row too.
+  const berth::PretrainedConfig roberta =
+      berth::PretrainedConfig::load(encoder_case_dir("roberta_masked_lm") + "/config.json");
+  auto model = berth::build_task_model(roberta, ModelTask::SequenceClassification, {true, 7});
+  const at::Tensor positions =
+      model->module().named_parameters()["roberta.embeddings.position_embeddings.weight"];
+  EXPECT_EQ(positions[1].abs().sum().item<double>(), 0.0);
+}
+
+TEST(EncoderFamilies, TrainingModeRunsDropoutAndBackward) {
+  for (const EncoderCase& c : encoder_cases()) {
+    auto model = berth::load_task_model(encoder_case_dir(c.name), {}, c.task).model;
+    const auto golden = berth::io::SafetensorsFile::open(encoder_case_dir(c.name) + "/golden.safetensors");
+    model->module().train();
+    torch::manual_seed(5);
+    berth::TaskOutput out = model->forward_batch(encoder_golden_batch(golden));
+    ASSERT_TRUE(out.loss.defined()) << c.name;
+    EXPECT_TRUE(std::isfinite(out.loss.item<double>())) << c.name;
+    // Dropout is on: the training loss is not the evaluation loss HF computed.
+    EXPECT_NE(out.loss.item<double>(), golden.tensor("loss").item<double>()) << c.name;
+    out.loss.backward();
+    const auto params = model->module().named_parameters();
+    const at::Tensor& words = params[params.begin()->key()];
+    EXPECT_TRUE(words.grad().defined()) << c.name;
+  }
+}
+
+TEST(EncoderFamilies, ElectraWithoutAProjectionWhenEmbeddingAndHiddenSizesAgree) {
+  berth::PretrainedConfig config =
+      berth::PretrainedConfig::load(encoder_case_dir("electra_token_classification") + "/config.json");
+  config.set_int("embedding_size", config.get_int("hidden_size"));
+  auto model = berth::build_task_model(config, ModelTask::TokenClassification, {true, 1});
+  const auto params = model->module().named_parameters();
+  EXPECT_FALSE(params.contains("electra.embeddings_project.weight"));
+  EXPECT_TRUE(params.contains("electra.embeddings.word_embeddings.weight"));
+  const at::Tensor ids = torch::tensor({2, 5, 7}, at::kLong).unsqueeze(0);
+  EXPECT_EQ(model->forward_batch({{"input_ids", ids}}).logits.sizes(),
+            (std::vector<int64_t>{1, 3, config.num_labels()}));
+}
+
+}  // namespace
