@@ -137,12 +137,7 @@ Pretrained<std::shared_ptr<TaskModel>> load_task_model(const std::string& dir_te
                                                        const PretrainedOptions& options,
                                                        std::optional<ModelTask> task) {
   const fs::path dir(dir_text);
-  BERTH_CHECK(fs::is_directory(dir), dir_text,
-              ": not a directory. Fix: pass an HF model directory (config.json + model.safetensors)");
-  BERTH_CHECK(fs::exists(dir / "config.json"), dir_text,
-              ": no config.json. Fix: an HF model directory holds config.json next to model.safetensors");
-  BERTH_CHECK(at::isFloatingType(options.dtype), "from_pretrained: dtype ", dtype_name(options.dtype),
-              " is not a floating-point type. Fix: use float32, float64, bfloat16 or float16");
+  check_model_dir(dir_text, options);
   std::vector<std::string> config_warnings;
   PretrainedConfig config = PretrainedConfig::load((dir / "config.json").string(), &config_warnings);
   if (options.labels) config.set_labels(*options.labels);

@@ -309,4 +309,14 @@ void save_weights(const torch::nn::Module& module, PretrainedConfig config, cons
   config.save((fs::path(dir) / "config.json").string());
 }
 
+void check_model_dir(const std::string& dir_text, const PretrainedOptions& options) {
+  const fs::path dir(dir_text);
+  BERTH_CHECK(fs::is_directory(dir), dir_text,
+              ": not a directory. Fix: pass an HF model directory (config.json + model.safetensors)");
+  BERTH_CHECK(fs::exists(dir / "config.json"), dir_text,
+              ": no config.json. Fix: an HF model directory holds config.json next to model.safetensors");
+  BERTH_CHECK(at::isFloatingType(options.dtype), "from_pretrained: dtype ", dtype_name(options.dtype),
+              " is not a floating-point type. Fix: use float32, float64, bfloat16 or float16");
+}
+
 }  // namespace berth

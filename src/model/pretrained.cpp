@@ -51,12 +51,7 @@ CheckpointLayout bert_layout(const char* architecture) {
 template <typename Model>
 Pretrained<Model> from_pretrained(const std::string& dir_text, const PretrainedOptions& options) {
   const fs::path dir(dir_text);
-  BERTH_CHECK(fs::is_directory(dir), dir_text,
-              ": not a directory. Fix: pass an HF model directory (config.json + model.safetensors)");
-  BERTH_CHECK(fs::exists(dir / "config.json"), dir_text,
-              ": no config.json. Fix: an HF model directory holds config.json next to model.safetensors");
-  BERTH_CHECK(at::isFloatingType(options.dtype), "from_pretrained: dtype ", dtype_name(options.dtype),
-              " is not a floating-point type. Fix: use float32, float64, bfloat16 or float16");
+  check_model_dir(dir_text, options);
 
   std::vector<std::string> config_warnings;
   BertConfig config = BertConfig::load((dir / "config.json").string(), &config_warnings);

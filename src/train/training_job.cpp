@@ -158,7 +158,17 @@ void pack_data(EncodedData& data, ModelTask task, size_t block_size, std::ostrea
 
 // --task, else what the checkpoint's architectures say (a preset: sequence classification).
 ModelTask job_task(const TrainingJobOptions& options) {
-  if (!options.task.empty()) return parse_task(options.task);
+  if (!options.task.empty()) {
+    const ModelTask task = parse_task(options.task);
+    BERTH_CHECK(task == ModelTask::SequenceClassification || task == ModelTask::MaskedLM ||
+                    task == ModelTask::CausalLM,
+                "train: --task ", options.task,
+                ": its heads load, run and save (HF's names and losses), but "
+                "berth train has no data pipeline for its labels yet (word-aligned tags, answer spans). Fix: "
+                "--task sequence-classification, masked-lm or causal-lm, or train the model through the "
+                "library with batches that carry its labels");
+    return task;
+  }
   if (!options.model_preset.empty()) return ModelTask::SequenceClassification;
   return default_task(PretrainedConfig::load(options.model + "/config.json"));
 }

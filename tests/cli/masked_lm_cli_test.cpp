@@ -75,7 +75,8 @@ TEST(MaskedLmCli, RefusesWhatItCannotTrain) {
                            " --train " + dir.file("train.jsonl") + " --output-dir " + dir.file("out");
   auto result = run_cli(base + " --task question-answering");
   EXPECT_EQ(result.exit_code, 2);
-  expect_contains(result.output, {"question-answering", "sequence-classification", "masked-lm"});
+  expect_contains(result.output,
+                  {"--task question-answering", "no data pipeline", "Fix: --task sequence-classification"});
   result = run_cli(base + " --task masked-lm --mlm-probability 1.5");
   EXPECT_NE(result.exit_code, 0);
   expect_contains(result.output, {"--mlm-probability"});

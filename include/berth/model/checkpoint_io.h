@@ -36,6 +36,10 @@ struct CheckpointLayout {
   std::function<std::string(const std::string&)> rename;
 };
 
+// Throws berth::Error unless dir is a directory holding config.json and options.dtype is a floating type: the
+// checks every from_pretrained makes before reading anything.
+void check_model_dir(const std::string& dir, const PretrainedOptions& options);
+
 // Loads dir's model.safetensors (or model.safetensors.index.json shards) into `module` (already built from
 // config.json and converted to options.dtype). Throws berth::Error for a missing file, a pytorch_model.bin
 // only directory (with the conversion command) and shape mismatches (unless
