@@ -80,6 +80,11 @@ CASES = [
      lambda: llama_style_config(transformers.Qwen2Config, tie_word_embeddings=True), None),
     ("qwen2_sequence_classification", transformers.Qwen2ForSequenceClassification,
      lambda: llama_style_config(transformers.Qwen2Config, pad_token_id=PAD, num_labels=3), "long"),
+    # Left padding (as batched generation pads): padded rows start with pads, positions still count from 0.
+    ("llama_causal_lm_left_padded", transformers.LlamaForCausalLM,
+     lambda: llama_style_config(transformers.LlamaConfig, pad_token_id=PAD), None),
+    ("gpt2_sequence_classification_left_padded", transformers.GPT2ForSequenceClassification,
+     lambda: gpt2_config(pad_token_id=PAD, num_labels=3), "long"),
 ]
 
 
@@ -95,13 +100,13 @@ def randomize(model, generator):
                 p.copy_(0.3 * torch.randn(p.shape, generator=generator))
 
 
-def case_inputs(label_kind, num_labels, generator, batch=3, length=8):
+def case_inputs(label_kind, num_labels, generator, batch=3, length=8, left=False):
     input_ids = torch.randint(1, VOCAB, (batch, length), generator=generator)
     mask = torch.ones(batch, length, dtype=torch.long)
-    for row in range(1, batch):  # right padding of different lengths; row 0 stays full
-        keep = length - 2 * row
-        mask[row, keep:] = 0
-        input_ids[row, keep:] = PAD
+    for row in range(1, batch):  # padding of different lengths (right, or left); row 0 stays full
+        pads = slice(0, 2 * row) if left else slice(length - 2 * row, length)
+        mask[row, pads] = 0
+        input_ids[row, pads] = PAD
     if label_kind is None:
         labels = input_ids.clone()
         labels[mask == 0] = -100
@@ -123,7 +128,8 @@ def run_case(root, name, model_class, make_config, label_kind, seed):
     model.eval()
     out_dir = os.path.join(root, name)
     model.save_pretrained(out_dir, safe_serialization=True)
-    input_ids, mask, labels = case_inputs(label_kind, config.num_labels, generator)
+    input_ids, mask, labels = case_inputs(label_kind, config.num_labels, generator,
+                                          left=name.endswith("_left_padded"))
     out = model(input_ids=input_ids, attention_mask=mask, labels=labels)
     out.loss.backward()
     tensors = {"input_ids": input_ids, "attention_mask": mask, "labels": labels,

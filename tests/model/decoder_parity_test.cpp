@@ -33,7 +33,9 @@ const std::vector<std::string> kDecoderCases = {"gpt2_causal_lm",
                                                 "mistral_causal_lm",
                                                 "mistral_sequence_classification",
                                                 "qwen2_causal_lm",
-                                                "qwen2_sequence_classification"};
+                                                "qwen2_sequence_classification",
+                                                "llama_causal_lm_left_padded",
+                                                "gpt2_sequence_classification_left_padded"};
 
 std::string decoder_case_dir(const std::string& name) {
   return berth::testing::golden_dir() + "/decoders/" + name;
