@@ -12,14 +12,6 @@
 #include <filesystem>
 
 namespace berth {
-namespace {
-
-at::Tensor optional_batch_input(const Batch& batch, const std::string& name) {
-  auto it = batch.find(name);
-  return it == batch.end() ? at::Tensor() : it->second;
-}
-
-}  // namespace
 
 BertPredictionHeadTransformImpl::BertPredictionHeadTransformImpl(const BertConfig& config)
     : activation(parse_activation(config.hidden_act)) {
@@ -65,12 +57,10 @@ at::Tensor BertForMaskedLmImpl::forward(const at::Tensor& input_ids, const at::T
 }
 
 TaskOutput BertForMaskedLmImpl::forward_batch(const Batch& batch) {
-  auto ids = batch.find("input_ids");
-  BERTH_CHECK(ids != batch.end(),
-              "BertForMaskedLM: the batch has no input_ids. Fix: tokenise the text into input_ids");
-  const at::Tensor logits = forward(ids->second, optional_batch_input(batch, "attention_mask"),
-                                    optional_batch_input(batch, "token_type_ids"));
-  const at::Tensor labels = optional_batch_input(batch, "labels");
+  const at::Tensor logits =
+      forward(batch_input_ids(batch, "BertForMaskedLM"), batch_input(batch, "attention_mask"),
+              batch_input(batch, "token_type_ids"));
+  const at::Tensor labels = batch_input(batch, "labels");
   return {logits, labels.defined() ? loss(logits, labels) : at::Tensor()};
 }
 

@@ -54,43 +54,4 @@ at::Tensor last_non_pad_positions(const at::Tensor& input_ids, std::optional<int
   return (positions * non_pad).argmax(-1);
 }
 
-at::Tensor sequence_classification_loss(const at::Tensor& pooled_logits, const at::Tensor& labels,
-                                        int64_t num_labels, std::optional<std::string>& problem_type) {
-  check_tensor_on(labels, "labels", pooled_logits.device());
-  const bool integer_labels = labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt;
-  if (!problem_type) {
-    problem_type = num_labels == 1  ? kRegression
-                   : integer_labels ? kSingleLabelClassification
-                                    : kMultiLabelClassification;
-  }
-  const int64_t batch = pooled_logits.size(0);
-  if (*problem_type == kRegression) {
-    if (num_labels == 1) {
-      BERTH_CHECK(labels.numel() == batch, "regression labels must hold one value per example (", batch,
-                  "), found shape ", decoder_shape_of(labels));
-      return F::mse_loss(pooled_logits.squeeze(), labels.squeeze().to(pooled_logits.scalar_type()));
-    }
-    BERTH_CHECK(labels.sizes() == pooled_logits.sizes(), "regression labels must match the logits' shape ",
-                decoder_shape_of(pooled_logits), ", found ", decoder_shape_of(labels));
-    return F::mse_loss(pooled_logits, labels.to(pooled_logits.scalar_type()));
-  }
-  if (*problem_type == kSingleLabelClassification) {
-    BERTH_CHECK(integer_labels, "single_label_classification needs integer class ids as labels, found ",
-                dtype_name(labels.scalar_type()), ". Fix: pass int64 labels in 0..", num_labels - 1,
-                ", or set problem_type to multi_label_classification for 0/1 float targets");
-    BERTH_CHECK(labels.numel() == batch,
-                "single_label_classification labels must hold one class id per example (", batch,
-                "), found shape ", decoder_shape_of(labels));
-    return F::cross_entropy(pooled_logits.view({-1, num_labels}), labels.reshape({-1}).to(at::kLong));
-  }
-  BERTH_CHECK(*problem_type == kMultiLabelClassification, "problem_type is \"", *problem_type,
-              "\"; HF knows regression, single_label_classification and multi_label_classification. Fix: set "
-              "one of those in config.json");
-  BERTH_CHECK(labels.sizes() == pooled_logits.sizes(),
-              "multi_label_classification labels must match the logits' shape ",
-              decoder_shape_of(pooled_logits), " (one 0/1 target per label), found ",
-              decoder_shape_of(labels));
-  return F::binary_cross_entropy_with_logits(pooled_logits, labels.to(pooled_logits.scalar_type()));
-}
-
 }  // namespace berth

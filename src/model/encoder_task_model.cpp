@@ -4,6 +4,7 @@
 
 #include "berth/core/error.h"
 #include "berth/model/bert_model.h"
+#include "berth/model/sequence_classification_loss.h"
 #include "berth/placement/batch_check.h"
 #include "berth/placement/inspect.h"
 
@@ -17,11 +18,6 @@ namespace {
 namespace F = torch::nn::functional;
 
 std::string encoder_shape_of(const at::Tensor& t) { return format_shape(t.sizes()); }
-
-at::Tensor encoder_batch_input(const Batch& batch, const std::string& name) {
-  auto it = batch.find(name);
-  return it == batch.end() ? at::Tensor() : it->second;
-}
 
 bool is_integer(const at::Tensor& t) { return t.scalar_type() == at::kLong || t.scalar_type() == at::kInt; }
 
@@ -55,36 +51,6 @@ void check_encoder_inputs(const std::string& model, const EncoderShape& shape, c
 }
 
 }  // namespace
-
-at::Tensor sequence_classification_loss(const at::Tensor& logits, const at::Tensor& labels,
-                                        std::optional<std::string>& problem_type) {
-  check_tensor_on(labels, "labels", logits.device());
-  const int64_t num_labels = logits.size(-1);
-  const int64_t batch = logits.size(0);
-  if (!problem_type) {
-    problem_type = num_labels == 1      ? kRegression
-                   : is_integer(labels) ? kSingleLabelClassification
-                                        : kMultiLabelClassification;
-  }
-  if (*problem_type == kRegression) {
-    BERTH_CHECK(labels.numel() == logits.numel(), "regression labels must hold ", logits.numel(),
-                " values (one per output), found shape ", encoder_shape_of(labels));
-    if (num_labels == 1) return F::mse_loss(logits.squeeze(), labels.squeeze().to(logits.scalar_type()));
-    return F::mse_loss(logits, labels.view(logits.sizes()).to(logits.scalar_type()));
-  }
-  if (*problem_type == kSingleLabelClassification) {
-    BERTH_CHECK(is_integer(labels), "single_label_classification needs integer class ids as labels, found ",
-                dtype_name(labels.scalar_type()), ". Fix: pass int64 labels in 0..", num_labels - 1);
-    BERTH_CHECK(labels.numel() == batch,
-                "single_label_classification labels must hold one class id per example (", batch,
-                "), found shape ", encoder_shape_of(labels));
-    return F::cross_entropy(logits.view({-1, num_labels}), labels.reshape({-1}).to(at::kLong));
-  }
-  BERTH_CHECK(labels.sizes() == logits.sizes(),
-              "multi_label_classification labels must match the logits' shape ", encoder_shape_of(logits),
-              ", found ", encoder_shape_of(labels), ". Fix: pass multi-hot float labels");
-  return F::binary_cross_entropy_with_logits(logits, labels.to(logits.scalar_type()));
-}
 
 at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& labels) {
   check_tensor_on(labels, "labels", logits.device());
@@ -149,15 +115,12 @@ at::Tensor EncoderTaskModel::logits(const at::Tensor& input_ids, const at::Tenso
 }
 
 TaskOutput EncoderTaskModel::forward_batch(const Batch& batch) {
-  auto ids = batch.find("input_ids");
-  BERTH_CHECK(ids != batch.end(), layout_.architecture,
-              ": the batch has no input_ids. Fix: tokenise the text into input_ids (and attention_mask)");
+  const at::Tensor& ids = batch_input_ids(batch, layout_.architecture);
   TaskOutput out;
-  out.logits = logits(ids->second, encoder_batch_input(batch, "attention_mask"),
-                      encoder_batch_input(batch, "token_type_ids"));
+  out.logits = logits(ids, batch_input(batch, "attention_mask"), batch_input(batch, "token_type_ids"));
   if (task_ == ModelTask::QuestionAnswering) {
-    const at::Tensor start = encoder_batch_input(batch, "start_positions");
-    const at::Tensor end = encoder_batch_input(batch, "end_positions");
+    const at::Tensor start = batch_input(batch, "start_positions");
+    const at::Tensor end = batch_input(batch, "end_positions");
     BERTH_CHECK(
         start.defined() == end.defined(), layout_.architecture, ": the batch has ",
         start.defined() ? "start_positions but no end_positions" : "end_positions but no start_positions",
@@ -165,7 +128,7 @@ TaskOutput EncoderTaskModel::forward_batch(const Batch& batch) {
     if (start.defined()) out.loss = loss(out.logits, at::stack({start.reshape({-1}), end.reshape({-1})}, 1));
     return out;
   }
-  const at::Tensor labels = encoder_batch_input(batch, "labels");
+  const at::Tensor labels = batch_input(batch, "labels");
   if (labels.defined()) out.loss = loss(out.logits, labels);
   return out;
 }

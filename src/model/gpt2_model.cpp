@@ -4,6 +4,7 @@
 
 #include "berth/core/error.h"
 #include "berth/model/decoder_heads.h"
+#include "berth/model/sequence_classification_loss.h"
 #include "berth/placement/batch_check.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -13,11 +14,6 @@
 
 namespace berth {
 namespace {
-
-at::Tensor gpt2_optional_input(const Batch& batch, const std::string& name) {
-  auto it = batch.find(name);
-  return it == batch.end() ? at::Tensor() : it->second;
-}
 
 const char* gpt2_architecture(ModelTask task) {
   return task == ModelTask::CausalLM ? "GPT2LMHeadModel" : "GPT2ForSequenceClassification";
@@ -199,16 +195,13 @@ TaskOutput GPT2TaskModelImpl::forward(const at::Tensor& input_ids, const at::Ten
 }
 
 TaskOutput GPT2TaskModelImpl::forward_batch(const Batch& batch) {
-  auto ids = batch.find("input_ids");
-  BERTH_CHECK(ids != batch.end(), gpt2_architecture(task),
-              ": the batch has no input_ids. Fix: tokenise the text into input_ids (and attention_mask)");
-  return forward(ids->second, gpt2_optional_input(batch, "attention_mask"),
-                 gpt2_optional_input(batch, "labels"));
+  return forward(batch_input_ids(batch, gpt2_architecture(task)), batch_input(batch, "attention_mask"),
+                 batch_input(batch, "labels"));
 }
 
 at::Tensor GPT2TaskModelImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
   if (task == ModelTask::CausalLM) return causal_lm_loss(logits, labels);
-  return sequence_classification_loss(logits, labels, config.num_labels(), config.problem_type);
+  return sequence_classification_loss(logits, labels, config.problem_type);
 }
 
 TaskModelInfo GPT2TaskModelImpl::info() const {

@@ -5,6 +5,7 @@
 
 #include "berth/core/error.h"
 #include "berth/model/decoder_heads.h"
+#include "berth/model/sequence_classification_loss.h"
 #include "berth/placement/batch_check.h"
 
 #include <torch/torch.h>
@@ -14,11 +15,6 @@
 
 namespace berth {
 namespace {
-
-at::Tensor llama_optional_input(const Batch& batch, const std::string& name) {
-  auto it = batch.find(name);
-  return it == batch.end() ? at::Tensor() : it->second;
-}
 
 // As Python's nn.Linear: at::linear (bias inside the GEMM), not libtorch's F::linear.
 at::Tensor llama_linear(const torch::nn::Linear& layer, const at::Tensor& x) {
@@ -231,16 +227,13 @@ TaskOutput LlamaTaskModelImpl::forward(const at::Tensor& input_ids, const at::Te
 }
 
 TaskOutput LlamaTaskModelImpl::forward_batch(const Batch& batch) {
-  auto ids = batch.find("input_ids");
-  BERTH_CHECK(ids != batch.end(), llama_architecture(settings, task),
-              ": the batch has no input_ids. Fix: tokenise the text into input_ids (and attention_mask)");
-  return forward(ids->second, llama_optional_input(batch, "attention_mask"),
-                 llama_optional_input(batch, "labels"));
+  return forward(batch_input_ids(batch, llama_architecture(settings, task)),
+                 batch_input(batch, "attention_mask"), batch_input(batch, "labels"));
 }
 
 at::Tensor LlamaTaskModelImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
   if (task == ModelTask::CausalLM) return causal_lm_loss(logits, labels);
-  return sequence_classification_loss(logits, labels, config.num_labels(), config.problem_type);
+  return sequence_classification_loss(logits, labels, config.problem_type);
 }
 
 TaskModelInfo LlamaTaskModelImpl::info() const {

@@ -1,6 +1,8 @@
 // Parameter counts over any TaskModel: HF's FLOP count and ZeRO-3's largest gather.
 #include "berth/model/task_model.h"
 
+#include "berth/core/error.h"
+
 #include <torch/nn/module.h>
 #include <torch/nn/modules/embedding.h>
 
@@ -9,6 +11,20 @@
 #include <set>
 
 namespace berth {
+
+at::Tensor batch_input(const Batch& batch, const std::string& name) {
+  auto it = batch.find(name);
+  return it == batch.end() ? at::Tensor() : it->second;
+}
+
+const at::Tensor& batch_input_ids(const Batch& batch, const std::string& model) {
+  auto ids = batch.find("input_ids");
+  if (ids != batch.end()) return ids->second;
+  std::string names;
+  for (const auto& [name, tensor] : batch) names += (names.empty() ? "" : ", ") + name;
+  BERTH_FAIL(model, ": the batch has no input_ids (it has ", names.empty() ? "nothing" : names,
+             "). Fix: tokenise the text into input_ids (and attention_mask)");
+}
 
 int64_t non_embedding_parameters(TaskModel& model) {
   std::set<std::string> embeddings;

@@ -156,21 +156,20 @@ void pack_data(EncodedData& data, ModelTask task, size_t block_size, std::ostrea
   out << "packed into blocks of " << block_size << " tokens: " << data.train->size() << " training blocks\n";
 }
 
-// --task, else what the checkpoint's architectures say (a preset: sequence classification).
-ModelTask job_task(const TrainingJobOptions& options) {
-  if (!options.task.empty()) {
-    const ModelTask task = parse_task(options.task);
-    BERTH_CHECK(task == ModelTask::SequenceClassification || task == ModelTask::MaskedLM ||
-                    task == ModelTask::CausalLM,
-                "train: --task ", options.task,
-                ": its heads load, run and save (HF's names and losses), but "
-                "berth train has no data pipeline for its labels yet (word-aligned tags, answer spans). Fix: "
-                "--task sequence-classification, masked-lm or causal-lm, or train the model through the "
-                "library with batches that carry its labels");
-    return task;
-  }
-  if (!options.model_preset.empty()) return ModelTask::SequenceClassification;
-  return default_task(PretrainedConfig::load(options.model + "/config.json"));
+// --task, else what the checkpoint's architectures say (a preset: sequence classification); only the tasks
+// whose labels berth train can make.
+ModelTask job_task(const TrainingJobOptions& options, const std::optional<PretrainedConfig>& checkpoint) {
+  const ModelTask task = !options.task.empty() ? parse_task(options.task)
+                         : checkpoint          ? default_task(*checkpoint)
+                                               : ModelTask::SequenceClassification;
+  BERTH_CHECK(
+      task == ModelTask::SequenceClassification || task == ModelTask::MaskedLM || task == ModelTask::CausalLM,
+      "train: --task ", task_name(task),
+      ": its heads load, run and save (HF's names and losses), but "
+      "berth train has no data pipeline for its labels yet (word-aligned tags, answer spans). Fix: "
+      "--task sequence-classification, masked-lm or causal-lm, or train the model through the "
+      "library with batches that carry its labels");
+  return task;
 }
 
 // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
@@ -256,7 +255,9 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
 
   const tokenizer::Tokenizer tokenizer =
       tokenizer::load_tokenizer(options.tokenizer.empty() ? options.model : options.tokenizer);
-  const ModelTask task = job_task(options);
+  std::optional<PretrainedConfig> checkpoint;
+  if (options.model_preset.empty()) checkpoint = PretrainedConfig::load(options.model + "/config.json");
+  const ModelTask task = job_task(options, checkpoint);
   // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does); a
   // language model reads the text alone.
   data::DatasetSource source = options.data;
@@ -266,7 +267,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
   if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text, task);
-  const PretrainedConfig config = preset ? *preset : PretrainedConfig::load(options.model + "/config.json");
+  const PretrainedConfig& config = preset ? *preset : *checkpoint;
   const int64_t max_position = max_positions(config);
   BERTH_CHECK(args.max_length <= max_position, "train: --max_length ", args.max_length,
               " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ",

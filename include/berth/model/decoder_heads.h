@@ -1,5 +1,5 @@
-// The decoder families' task heads as HF computes them: the causal LM loss with labels shifted inside, the
-// last-non-pad-token pooling of *ForSequenceClassification, and its problem_type loss.
+// The decoder families' task heads as HF computes them: the causal LM loss with labels shifted inside and the
+// last-non-pad-token pooling of *ForSequenceClassification (its loss: sequence_classification_loss.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -20,11 +20,5 @@ at::Tensor causal_lm_loss(const at::Tensor& logits, const at::Tensor& labels);
 // which HF allows for one row only: a batch of more throws naming `architecture` and pad_token_id.
 at::Tensor last_non_pad_positions(const at::Tensor& input_ids, std::optional<int64_t> pad_token_id,
                                   const std::string& architecture);
-
-// HF's ForSequenceClassificationLoss: pooled_logits (B, num_labels) and labels by problem_type (single-label
-// int64 class ids with -100 ignored, regression floats, multi-label 0/1 floats) -> scalar. An unset
-// problem_type is chosen as HF chooses and recorded in `problem_type`, as HF records it in the config.
-at::Tensor sequence_classification_loss(const at::Tensor& pooled_logits, const at::Tensor& labels,
-                                        int64_t num_labels, std::optional<std::string>& problem_type);
 
 }  // namespace berth

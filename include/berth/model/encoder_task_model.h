@@ -28,11 +28,6 @@ struct EncoderShape {
 };
 
 // HF's losses of the encoder task heads.
-// logits (B, num_labels); labels as BertForSequenceClassification takes them. An unset problem_type is chosen
-// as HF chooses it (regression for one label, single-label for integer labels, else multi-label) and
-// recorded.
-at::Tensor sequence_classification_loss(const at::Tensor& logits, const at::Tensor& labels,
-                                        std::optional<std::string>& problem_type);
 // logits (B, T, classes) (token classes, or the vocabulary for masked LM), labels (B, T) int64 with -100 on
 // tokens left out -> cross-entropy over the others.
 at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& labels);

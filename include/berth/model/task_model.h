@@ -57,6 +57,12 @@ class TaskModel : public LayeredModel {
   virtual void save_pretrained(const std::string& dir) const = 0;
 };
 
+// The batch's tensor `name`, or an undefined tensor when the batch has none (a model's optional inputs).
+at::Tensor batch_input(const Batch& batch, const std::string& name);
+// The batch's input_ids; a batch without them throws berth::Error naming `model`, what the batch holds and
+// the fix.
+const at::Tensor& batch_input_ids(const Batch& batch, const std::string& model);
+
 // HF's num_parameters(exclude_embeddings=True): every parameter outside torch::nn::Embedding modules (the
 // 6 × tokens × parameters FLOP count uses it).
 int64_t non_embedding_parameters(TaskModel& model);
