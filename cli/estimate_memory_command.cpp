@@ -1,11 +1,13 @@
 // `berth estimate-memory`: per-rank bytes of parameters, gradients and optimizer states for a ZeRO stage,
-// world size, precision and offload choice (the ZeRO paper's accounting), for a model directory or a preset.
+// world size, precision and offload choice (the ZeRO paper's accounting), for a model directory or a preset
+// of any family (counted on the meta device, so a model of any size costs no memory).
 #include <iostream>
 #include <memory>
 
 #include "berth/core/error.h"
-#include "berth/model/bert_config.h"
-#include "berth/model/bert_presets.h"
+#include "berth/model/auto_model.h"
+#include "berth/model/meta_task_model.h"
+#include "berth/model/model_presets.h"
 #include "berth/train/memory_estimate.h"
 #include "command.h"
 
@@ -15,6 +17,8 @@ namespace {
 struct EstimateMemoryOptions {
   std::string model_dir;
   std::string preset;
+  std::string task;            // empty: the checkpoint's architectures (a preset: sequence classification)
+  int64_t vocab_size = 30522;  // a preset's vocabulary (BERT's)
   int64_t world_size = 1;
   int stage = 0;
   bool offload_optimizer = false;
@@ -31,6 +35,32 @@ train::Precision parse_precision(const std::string& name) {
   BERTH_FAIL("--precision must be fp32, fp16 or bf16, found '", name, "'. Fix: e.g. --precision fp16");
 }
 
+std::string preset_list() {
+  std::string names;
+  for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+// The model the options describe, on the meta device, and its name for the table.
+std::pair<std::shared_ptr<TaskModel>, std::string> estimated_model(const EstimateMemoryOptions& options,
+                                                                   bool labels_given) {
+  BERTH_CHECK(!options.model_dir.empty() || !options.preset.empty(),
+              "estimate-memory needs a model: --model DIR or --model-preset NAME (", preset_list(),
+              "). Fix: e.g. --model-preset bert-base");
+  const bool preset = options.model_dir.empty();
+  PretrainedConfig config = preset ? model_preset(options.preset, options.vocab_size)
+                                   : PretrainedConfig::load(options.model_dir + "/config.json");
+  const ModelTask task = !options.task.empty() ? parse_task(options.task)
+                         : preset              ? ModelTask::SequenceClassification
+                                               : default_task(config);
+  if (preset || labels_given) {
+    BERTH_CHECK(options.num_labels >= 1, "--num-labels must be >= 1, found ", options.num_labels,
+                ". Fix: e.g. --num-labels 2");
+    config.set_num_labels(options.num_labels);
+  }
+  return {build_meta_task_model(config, task), preset ? options.preset : options.model_dir};
+}
+
 }  // namespace
 
 CommandAction add_estimate_memory_command(CLI::App& app) {
@@ -42,10 +72,14 @@ CommandAction add_estimate_memory_command(CLI::App& app) {
   auto* model =
       cmd->add_option("--model", options->model_dir, "HF model directory (its config.json is read)");
   auto* preset =
-      cmd->add_option("--model-preset", options->preset,
-                      "A named size instead of a model: bert-tiny, bert-mini, bert-small, bert-base");
+      cmd->add_option("--model-preset", options->preset, "A named size instead of a model: " + preset_list());
   model->excludes(preset);
   preset->excludes(model);
+  cmd->add_option("--task", options->task,
+                  "The head counted: sequence-classification, token-classification, masked-lm, causal-lm or "
+                  "question-answering (default: the checkpoint's architectures; a preset's: "
+                  "sequence-classification)");
+  cmd->add_option("--vocab-size", options->vocab_size, "A preset's vocabulary size")->capture_default_str();
   cmd->add_option("--world-size", options->world_size, "Number of ranks")->capture_default_str();
   cmd->add_option("--stage", options->stage, "ZeRO stage: 0 (DDP), 1, 2 or 3")->capture_default_str();
   cmd->add_flag("--offload-optimizer", options->offload_optimizer,
@@ -57,33 +91,20 @@ CommandAction add_estimate_memory_command(CLI::App& app) {
                                  "Classifier outputs (default 2; with --model, the config's labels)");
   cmd->add_flag("--json", options->json, "Print one JSON object instead of the table");
   return [options, labels] {
-    BERTH_CHECK(!options->model_dir.empty() || !options->preset.empty(),
-                "estimate-memory needs a model: --model DIR or --model-preset NAME. Fix: e.g. --model-preset "
-                "bert-base");
-    BertConfig config;
-    int64_t num_labels = options->num_labels;
-    std::string model_name;
-    if (!options->model_dir.empty()) {
-      config = BertConfig::load(options->model_dir + "/config.json");
-      if (labels->count() == 0) num_labels = config.num_labels();
-      model_name = options->model_dir;
-    } else {
-      config = bert_preset(options->preset);
-      model_name = options->preset;
-    }
-    BERTH_CHECK(num_labels >= 1, "--num-labels must be >= 1, found ", num_labels,
-                ". Fix: e.g. --num-labels 2");
+    const auto [model, model_name] = estimated_model(*options, labels->count() > 0);
+    const ParameterCounts counts = count_parameters(*model);
+    const int64_t num_params = counts.total;
     const train::Precision precision = parse_precision(options->precision);
-    const int64_t num_params = train::count_bert_parameters(config, num_labels);
-    const train::MemoryEstimate estimate = train::estimate_zero_memory(
-        num_params, options->world_size, options->stage, precision, options->offload_optimizer,
-        options->offload_param, train::largest_bert_layer_parameters(config, num_labels));
+    const train::MemoryEstimate estimate =
+        train::estimate_zero_memory(num_params, options->world_size, options->stage, precision,
+                                    options->offload_optimizer, options->offload_param, counts.largest_block);
     if (options->json) {
       std::cout << train::memory_estimate_json(estimate) << std::endl;
       return 0;
     }
-    std::cout << model_name << ": " << num_params << " parameters; per rank with ZeRO stage "
-              << estimate.stage << ", " << estimate.world_size << " rank(s), " << train::to_string(precision)
+    std::cout << model_name << " (" << model->info().architecture << "): " << num_params
+              << " parameters; per rank with ZeRO stage " << estimate.stage << ", " << estimate.world_size
+              << " rank(s), " << train::to_string(precision)
               << (estimate.offload_optimizer ? ", optimizer offloaded" : "")
               << (estimate.offload_param ? ", parameters offloaded" : "") << ":\n"
               << train::format_memory_table(estimate, std::nullopt) << std::flush;

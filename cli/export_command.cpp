@@ -13,8 +13,8 @@
 #include "berth/core/error.h"
 #include "berth/dist/zero_checkpoint.h"
 #include "berth/io/safetensors.h"
-#include "berth/model/bert_config.h"
-#include "berth/model/bert_for_sequence_classification.h"
+#include "berth/model/auto_model.h"
+#include "berth/model/bert_model.h"
 #include "berth/model/pretrained.h"
 #include "berth/train/checkpoint_dir.h"
 #include "command.h"
@@ -34,7 +34,7 @@ struct ExportOptions {
 constexpr const char* kTokenizerFiles[] = {"vocab.txt", "tokenizer.json", "tokenizer_config.json",
                                            "special_tokens_map.json", "added_tokens.json"};
 
-c10::ScalarType model_dtype(const BertConfig& config, const std::string& source) {
+c10::ScalarType model_dtype(const PretrainedConfig& config, const std::string& source) {
   const std::string name = config.torch_dtype.value_or("float32");
   if (name == "float32") return c10::ScalarType::Float;
   if (name == "float16") return c10::ScalarType::Half;
@@ -59,8 +59,7 @@ void check_checkpoint_dir(const std::string& dir) {
 
 // Fills `model` with the checkpoint's parameters: fp32 masters (ZeRO shards or model.safetensors) cast to
 // the model's dtype; parameters the shards lack (frozen ones) stay as model.safetensors had them.
-template <typename Model>
-int64_t fill_parameters(Model& model, const std::string& checkpoint, bool loaded_weights) {
+int64_t fill_parameters(torch::nn::Module& model, const std::string& checkpoint, bool loaded_weights) {
   const std::map<std::string, at::Tensor> values = dist::consolidate_parameters(checkpoint);
   std::set<std::string> saved_names;
   const fs::path weights = fs::path(checkpoint) / "model.safetensors";
@@ -71,7 +70,7 @@ int64_t fill_parameters(Model& model, const std::string& checkpoint, bool loaded
   torch::NoGradGuard no_grad;
   std::set<std::string> used;
   int64_t filled = 0;
-  for (auto& item : model->named_parameters()) {
+  for (auto& item : model.named_parameters()) {
     const auto it = values.find(item.key());
     if (it == values.end()) {
       BERTH_CHECK(
@@ -96,23 +95,43 @@ int64_t fill_parameters(Model& model, const std::string& checkpoint, bool loaded
   return filled;
 }
 
-template <typename Model>
-int64_t write_model(const std::string& checkpoint, const BertConfig& config, c10::ScalarType dtype,
-                    const std::string& dir) {
+// A base BertModel checkpoint (no task head): the one architecture outside the AutoModel task table.
+int64_t write_bert_base_model(const std::string& checkpoint, c10::ScalarType dtype, const std::string& dir) {
   const bool has_weights = fs::exists(fs::path(checkpoint) / "model.safetensors");
-  Model model{nullptr};
+  BertModel model{nullptr};
   if (has_weights) {
     PretrainedOptions options;
     options.dtype = dtype;
-    Pretrained<Model> loaded = from_pretrained<Model>(checkpoint, options);
+    Pretrained<BertModel> loaded = from_pretrained<BertModel>(checkpoint, options);
     for (const std::string& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
     model = loaded.model;
   } else {
-    model = Model(config, BertInitOptions{false, std::nullopt});
+    model = BertModel(BertConfig::load(checkpoint + "/config.json"), BertInitOptions{false, std::nullopt});
     model->to(dtype);
   }
-  const int64_t filled = fill_parameters(model, checkpoint, has_weights);
+  const int64_t filled = fill_parameters(*model, checkpoint, has_weights);
   save_pretrained(model, dir);
+  return filled;
+}
+
+// Any family and task head the AutoModel table knows: the checkpoint's architectures choose the head.
+int64_t write_task_model(const std::string& checkpoint, const PretrainedConfig& config, c10::ScalarType dtype,
+                         const std::string& dir) {
+  const bool has_weights = fs::exists(fs::path(checkpoint) / "model.safetensors");
+  const ModelTask task = default_task(config);
+  std::shared_ptr<TaskModel> model;
+  if (has_weights) {
+    PretrainedOptions options;
+    options.dtype = dtype;
+    auto loaded = load_task_model(checkpoint, options, task);
+    for (const std::string& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
+    model = loaded.model;
+  } else {
+    model = build_task_model(config, task, TaskModelInit{false, std::nullopt});
+    model->module().to(dtype);
+  }
+  const int64_t filled = fill_parameters(model->module(), checkpoint, has_weights);
+  model->save_pretrained(dir);
   return filled;
 }
 
@@ -140,24 +159,16 @@ int run_export(const ExportOptions& options) {
               " is not empty. Fix: pass --overwrite to replace it, or choose another directory");
 
   const std::string config_path = (fs::path(options.checkpoint) / "config.json").string();
-  const BertConfig config = BertConfig::load(config_path);
+  const PretrainedConfig config = PretrainedConfig::load(config_path);
   const c10::ScalarType dtype = model_dtype(config, config_path);
-  bool classifier = false;
-  if (config.architectures) {
-    for (const std::string& arch : *config.architectures) {
-      BERTH_CHECK(arch == "BertForSequenceClassification" || arch == "BertModel", config_path,
-                  ": architecture '", arch,
-                  "' is not one berth trains (BertModel, BertForSequenceClassification). Fix: export a "
-                  "checkpoint berth wrote");
-      classifier = classifier || arch == "BertForSequenceClassification";
-    }
-  }
+  const bool base_bert =
+      config.model_type() == "bert" && config.architectures == std::vector<std::string>{"BertModel"};
+  if (!base_bert) model_family(config.model_type(), config.where("model_type"));  // names what berth knows
 
   const std::string tmp = make_temp_dir(output);
   try {
-    const int64_t filled =
-        classifier ? write_model<BertForSequenceClassification>(options.checkpoint, config, dtype, tmp)
-                   : write_model<BertModel>(options.checkpoint, config, dtype, tmp);
+    const int64_t filled = base_bert ? write_bert_base_model(options.checkpoint, dtype, tmp)
+                                     : write_task_model(options.checkpoint, config, dtype, tmp);
     int copied = 0;
     for (const char* name : kTokenizerFiles) {
       const fs::path from = fs::path(options.checkpoint) / name;

@@ -50,9 +50,9 @@ TEST(EstimateMemoryCli, TablePrintsEveryKindInMbWithExactBytes) {
       params, 2, 3, Precision::fp32, true, true, berth::train::largest_bert_layer_parameters(config, 3));
   berth::testing::expect_contains(
       result.output,
-      {"bert-tiny: " + std::to_string(params) + " parameters", "ZeRO stage 3, 2 rank(s), fp32", "parameters",
-       "gradients", "optimizer states", "total", "on host (offload)", "working set (stage 3)",
-       "(" + std::to_string(expected.parameters) + " B)",
+      {"bert-tiny (BertForSequenceClassification): " + std::to_string(params) + " parameters",
+       "ZeRO stage 3, 2 rank(s), fp32", "parameters", "gradients", "optimizer states", "total",
+       "on host (offload)", "working set (stage 3)", "(" + std::to_string(expected.parameters) + " B)",
        "(" + std::to_string(expected.optimizer_states) + " B)",
        "(" + std::to_string(expected.total()) + " B)", "(" + std::to_string(expected.on_host) + " B)"});
 }

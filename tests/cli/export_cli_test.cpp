@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "berth/dist/zero_checkpoint.h"
+#include "berth/model/auto_model.h"
+#include "berth/model/model_presets.h"
 #include "berth/model/pretrained.h"
 #include "support/cli_runner.h"
 #include "support/test_support.h"
@@ -28,17 +30,12 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-// A checkpoint as the Trainer writes it under ZeRO: the golden tiny classifier saved with save_pretrained and
-// its tokenizer files, plus zero/ shards of 2 ranks (stage 2) whose masters differ from model.safetensors
-// (the masters are what training reached; export must take them).
-std::map<std::string, at::Tensor> make_zero_checkpoint(const fs::path& dir) {
-  auto model = berth::from_pretrained<BertForSequenceClassification>(kModel).model;
-  berth::save_pretrained(model, dir.string());
-  for (const char* name : {"vocab.txt", "tokenizer_config.json"})
-    fs::copy_file(fs::path(kModel) / name, dir / name);
+// zero/ shards of 2 ranks (stage 2) for `module`'s parameters whose masters differ from its values (the
+// masters are what training reached; export must take them). Returns the masters by name.
+std::map<std::string, at::Tensor> write_export_zero_shards(torch::nn::Module& module, const fs::path& dir) {
   std::vector<std::string> names;
   std::vector<at::Tensor> params;
-  for (const auto& item : model->named_parameters()) {
+  for (const auto& item : module.named_parameters()) {
     names.push_back(item.key());
     params.push_back(item.value());
   }
@@ -59,6 +56,16 @@ std::map<std::string, at::Tensor> make_zero_checkpoint(const fs::path& dir) {
     berth::dist::save_zero_shard(dir.string(), layout, {r, 2, 2, 40}, segments, states);
   }
   return masters;
+}
+
+// A checkpoint as the Trainer writes it under ZeRO: the golden tiny classifier saved with save_pretrained,
+// its tokenizer files, and ZeRO shards.
+std::map<std::string, at::Tensor> make_zero_checkpoint(const fs::path& dir) {
+  auto model = berth::from_pretrained<BertForSequenceClassification>(kModel).model;
+  berth::save_pretrained(model, dir.string());
+  for (const char* name : {"vocab.txt", "tokenizer_config.json"})
+    fs::copy_file(fs::path(kModel) / name, dir / name);
+  return write_export_zero_shards(*model, dir);
 }
 
 void expect_model_equals(const fs::path& dir, const std::map<std::string, at::Tensor>& expected) {
@@ -110,6 +117,49 @@ TEST(ExportCli, OneProcessCheckpointExportsItsModel) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   expect_contains(result.output, {"parameters from model.safetensors", "0 tokenizer files"});
   expect_model_equals(out, expected);
+}
+
+// Every family exports through the AutoModel table: a tied causal LM (the lm_head is the embeddings, one
+// tensor) and a classifier head of a decoder, from ZeRO shards, reload with the masters' values.
+TEST(ExportCli, DecoderCheckpointsOfEveryHeadExport) {
+  for (const auto& [preset, task] : std::vector<std::pair<std::string, berth::ModelTask>>{
+           {"llama-tiny", berth::ModelTask::CausalLM},
+           {"gpt2-tiny", berth::ModelTask::CausalLM},
+           {"llama-tiny", berth::ModelTask::SequenceClassification}}) {
+    SCOPED_TRACE(preset + " " + berth::task_name(task));
+    TempDir tmp;
+    const fs::path checkpoint = tmp.path() / "checkpoint-40";
+    auto config = berth::model_preset(preset, 96);
+    config.set_int("pad_token_id", 0);
+    const auto model = berth::build_task_model(config, task);
+    model->save_pretrained(checkpoint.string());
+    const auto masters = write_export_zero_shards(model->module(), checkpoint);
+    const fs::path out = tmp.path() / "exported";
+    const auto result = run_cli("export --checkpoint " + checkpoint.string() + " --output " + out.string());
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    expect_contains(result.output, {" parameters from ZeRO stage 2 shards of 2 ranks, step 40"});
+    const auto loaded = berth::load_task_model(out.string());
+    EXPECT_TRUE(loaded.report.clean());
+    EXPECT_EQ(loaded.model->info().architecture, model->info().architecture);
+    size_t compared = 0;
+    for (const auto& item : loaded.model->module().named_parameters()) {
+      ASSERT_TRUE(masters.count(item.key())) << item.key();
+      EXPECT_TRUE(torch::equal(item.value(), masters.at(item.key()))) << item.key();
+      ++compared;
+    }
+    EXPECT_EQ(compared, masters.size());
+  }
+}
+
+TEST(ExportCli, AnUnknownModelTypeIsNamedWithTheSupportedOnes) {
+  TempDir tmp;
+  const fs::path checkpoint = tmp.path() / "checkpoint-1";
+  fs::create_directories(checkpoint);
+  std::ofstream(checkpoint / "config.json") << R"({"model_type": "mamba", "hidden_size": 8})";
+  const auto result = run_cli("export --checkpoint " + checkpoint.string() + " --output " + tmp.file("out"));
+  EXPECT_EQ(result.exit_code, 2);
+  expect_contains(result.output, {"mamba", "llama", "roberta"});
+  EXPECT_FALSE(fs::exists(tmp.file("out")));
 }
 
 TEST(ExportCli, RefusesToOverwriteWithoutTheFlag) {
