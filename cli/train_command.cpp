@@ -91,7 +91,9 @@ struct EvalCommandOptions {
   size_t max_length = 0;
   std::string device = "auto";
   std::string output;
-  std::string task;  // empty: the checkpoint's architectures
+  std::string task;                 // empty: the checkpoint's architectures
+  data::MaskTokensOptions masking;  // masked-lm: which tokens are masked
+  int64_t seed = 42;                // masked-lm: the masks' seed (TrainingArguments' seed)
 };
 
 int run_eval(const EvalCommandOptions& options) {
@@ -122,6 +124,7 @@ int run_eval(const EvalCommandOptions& options) {
   args.output_dir = options.model;
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
   args.device = options.device;
+  args.seed = options.seed;
   // The length and truncation the model was trained with (its training_args.json), else the model's limit.
   data::EncodeTextOptions encoding;
   encoding.max_length = static_cast<size_t>(info.max_positions);
@@ -131,6 +134,8 @@ int run_eval(const EvalCommandOptions& options) {
   trainer_options.args = args;
   trainer_options.model = loaded.model;
   trainer_options.tokenizer = tokenizer;
+  trainer_options.masking.mlm_probability = options.masking.mlm_probability;
+  trainer_options.masking.whole_word_mask = options.masking.whole_word_mask;
   train::Trainer trainer(std::move(trainer_options));
   const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encoding);
   const auto prediction = trainer.predict(dataset, "eval");
@@ -171,6 +176,9 @@ CommandAction add_train_command(CLI::App& app) {
                   "token, 10% stay)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_flag("--whole-word-mask", options->job.whole_word_mask,
+                "masked-lm: mask every token of a chosen word (words: tokens whose offsets touch), all of "
+                "them as the mask token (HF's whole_word_mask)");
   cmd->add_option(
       "--task", options->job.task,
       "sequence-classification, causal-lm, masked-lm, ... (default: what the checkpoint's architectures "
@@ -224,6 +232,12 @@ CommandAction add_eval_command(CLI::App& app) {
       ->envname("BERTH_DEVICE")
       ->capture_default_str();
   cmd->add_option("--output", options->output, "Also write the metrics as JSON here");
+  cmd->add_option("--mlm-probability", options->masking.mlm_probability,
+                  "masked-lm: the share of tokens masked (as in training)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_flag("--whole-word-mask", options->masking.whole_word_mask, "masked-lm: mask whole words");
+  cmd->add_option("--seed", options->seed, "masked-lm: the seed of the masks")->capture_default_str();
   cmd->add_option("--task", options->task,
                   "The head to evaluate: sequence-classification, causal-lm, ... (default: the checkpoint's "
                   "architectures); causal-lm reports eval_loss and eval_perplexity");

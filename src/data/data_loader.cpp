@@ -72,6 +72,22 @@ at::Tensor special_tokens_mask(const TokenizedDataset& dataset, const std::vecto
   return special;
 }
 
+// (B, T, 2): each token's [start, end) in its text, (0, 0) for padding and for rows without offsets.
+at::Tensor token_offsets(const TokenizedDataset& dataset, const std::vector<size_t>& rows, int64_t length) {
+  at::Tensor offsets = at::zeros({static_cast<int64_t>(rows.size()), length, 2}, at::kLong);
+  int64_t* out = offsets.data_ptr<int64_t>();
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const tokenizer::Encoding& e = dataset.encoding(rows[b]);
+    if (e.offsets.size() != e.ids.size()) continue;
+    int64_t* row = out + static_cast<int64_t>(b) * length * 2;
+    for (size_t t = 0; t < e.offsets.size(); ++t) {
+      row[2 * t] = static_cast<int64_t>(e.offsets[t].first);
+      row[2 * t + 1] = static_cast<int64_t>(e.offsets[t].second);
+    }
+  }
+  return offsets;
+}
+
 }  // namespace
 
 Batch collate_batch(const TokenizedDataset& dataset, const std::vector<size_t>& rows,
@@ -81,8 +97,10 @@ Batch collate_batch(const TokenizedDataset& dataset, const std::vector<size_t>& 
   const at::Tensor ids = batch.at("input_ids");
   auto generator = at::make_generator<at::CPUGeneratorImpl>(
       mask_seed(options.seed, epoch, index * options.world_size + options.rank));
+  const at::Tensor offsets =
+      options.mlm.whole_word_mask ? token_offsets(dataset, rows, ids.size(1)) : at::Tensor();
   MaskedTokens masked =
-      mask_tokens(ids, special_tokens_mask(dataset, rows, ids.size(1)), options.mlm, generator);
+      mask_tokens(ids, special_tokens_mask(dataset, rows, ids.size(1)), options.mlm, generator, offsets);
   batch["input_ids"] = masked.input_ids;
   batch.emplace("labels", masked.labels);
   return batch;

@@ -29,20 +29,67 @@ void check_options(const MaskTokensOptions& options) {
               ". Fix: use the tokenizer the model was made for");
 }
 
+struct WordStarts {
+  at::Tensor word_ids;  // (B, T): the word's number in its row, -1 for special tokens
+  at::Tensor is_start;  // (B, T) bool: the word's first token
+};
+
+// HF's _calc_word_ids_and_prob_mask. offsets: (B, T, 2), special: (B, T) bool -> WordStarts
+WordStarts word_starts(const at::Tensor& offsets, const at::Tensor& special) {
+  const at::Tensor starts = offsets.select(2, 0);
+  at::Tensor previous_ends = at::roll(offsets.select(2, 1), 1, 1);
+  previous_ends.select(1, 0).fill_(-1);  // the first token has no previous one
+  at::Tensor previous_special = at::roll(special, 1, 1);
+  previous_special.select(1, 0).fill_(false);
+  const at::Tensor is_start = special.logical_not() & (starts.ne(previous_ends) | previous_special);
+  at::Tensor word_ids = at::cumsum(is_start.to(at::kLong), 1);
+  word_ids.masked_fill_(special, -1);
+  return {word_ids, is_start};
+}
+
+// HF's _whole_word_mask: a token is masked when any token of its word is. word_ids, masked: (B, T) -> (B, T)
+at::Tensor whole_words(const at::Tensor& word_ids, const at::Tensor& masked) {
+  const at::Tensor valid = word_ids.ne(-1);
+  const at::Tensor same_word =
+      word_ids.unsqueeze(2).eq(word_ids.unsqueeze(1)) & valid.unsqueeze(2) & valid.unsqueeze(1);
+  return (same_word & masked.unsqueeze(1)).any(2);
+}
+
+// The tokens whose labels are kept: HF's first Bernoulli draw (and, for whole words, their expansion).
+at::Tensor draw_masked(const at::Tensor& special_tokens_mask, const at::Tensor& offsets,
+                       const MaskTokensOptions& options, at::Generator& generator) {
+  const at::Tensor special = special_tokens_mask.to(at::kBool);
+  at::Tensor probability = at::full(special.sizes(), options.mlm_probability, at::kFloat);
+  if (!options.whole_word_mask) {
+    probability.masked_fill_(special, 0.0);
+    return at::bernoulli(probability, generator).to(at::kBool);
+  }
+  BERTH_BUG(offsets.defined() && offsets.dim() == 3 && offsets.size(0) == special.size(0) &&
+                offsets.size(1) == special.size(1),
+            "mask_tokens: whole-word masking needs (B, T, 2) offsets beside the (B, T) ids");
+  const WordStarts words = word_starts(offsets, special);
+  probability.masked_fill_(words.is_start.logical_not(), 0.0);
+  return whole_words(words.word_ids, at::bernoulli(probability, generator).to(at::kBool));
+}
+
 }  // namespace
 
-// input_ids, special_tokens_mask: (B, T) -> (B, T), (B, T)
+// input_ids, special_tokens_mask: (B, T), offsets: (B, T, 2) or undefined -> (B, T), (B, T)
 MaskedTokens mask_tokens(const at::Tensor& input_ids, const at::Tensor& special_tokens_mask,
-                         const MaskTokensOptions& options, at::Generator generator) {
-  check_options(options);
+                         const MaskTokensOptions& requested, at::Generator generator,
+                         const at::Tensor& offsets) {
+  check_options(requested);
   BERTH_BUG(input_ids.sizes() == special_tokens_mask.sizes(), "mask_tokens: input_ids ", input_ids.sizes(),
             " but special_tokens_mask ", special_tokens_mask.sizes());
+  MaskTokensOptions options = requested;
+  if (options.whole_word_mask) {  // HF's __post_init__ forces these for whole words
+    options.mask_replace_prob = 1.0;
+    options.random_replace_prob = 0.0;
+  }
   at::Tensor inputs = input_ids.clone();
   at::Tensor labels = input_ids.clone();
   const auto shape = labels.sizes();
-  at::Tensor probability = at::full(shape, options.mlm_probability, at::kFloat);
-  probability.masked_fill_(special_tokens_mask.to(at::kBool), 0.0);
-  const at::Tensor masked = at::bernoulli(probability, generator).to(at::kBool);
+  const at::Tensor masked = draw_masked(special_tokens_mask, offsets, options, generator);
   labels.masked_fill_(masked.logical_not(), -100);
 
   const at::Tensor replaced =

@@ -18,11 +18,14 @@ TokenizedDataset pack_blocks(const TokenizedDataset& dataset, size_t block_size)
     // run_mlm.py's group_texts concatenates the special-tokens mask beside the ids (an [SEP] inside a block
     // stays unmaskable); a row without one counts as plain text.
     const bool has_special = e.special_tokens_mask.size() == e.ids.size();
+    // Offsets travel too (group_texts concatenates every column): whole-word masking reads words from them.
+    const bool has_offsets = e.offsets.size() == e.ids.size();
     for (size_t t = 0; t < e.ids.size(); ++t) {
       const size_t block = filled / block_size;
       if (block == blocks.size()) break;  // the remainder, as group_texts drops it
       blocks[block].ids.push_back(e.ids[t]);
       blocks[block].special_tokens_mask.push_back(has_special ? e.special_tokens_mask[t] : 0);
+      blocks[block].offsets.push_back(has_offsets ? e.offsets[t] : std::pair<size_t, size_t>{0, 0});
       ++filled;
     }
   }

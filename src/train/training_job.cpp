@@ -283,6 +283,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   trainer_options.args = args;
   trainer_options.tokenizer = tokenizer;
   trainer_options.masking.mlm_probability = options.mlm_probability;
+  trainer_options.masking.whole_word_mask = options.whole_word_mask;
   trainer_options.plan = plan;
   if (options.early_stopping_patience > 0)
     trainer_options.callbacks.push_back(std::make_shared<EarlyStoppingCallback>(

@@ -58,6 +58,17 @@ TEST(MaskedLmCli, PretrainsEvaluatesAndFineTunes) {
               " --split eval --batch-size 8 --output " + dir.file("eval.json"));
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   EXPECT_NEAR(masked_lm_cli_metric(dir.file("eval.json"), "eval_loss"), loss, 1e-5);
+  // Whole-word masks: other tokens are masked (another loss), the same ones again for the same seed.
+  const std::string whole_words = "eval --model " + mlm + " --task masked-lm --eval " +
+                                  dir.file("eval.jsonl") +
+                                  " --split eval --whole-word-mask --mlm-probability 0.3 --output ";
+  ASSERT_EQ(run_cli(whole_words + dir.file("w1.json")).exit_code, 0);
+  ASSERT_EQ(run_cli(whole_words + dir.file("w2.json")).exit_code, 0);
+  ASSERT_EQ(run_cli(whole_words + dir.file("w3.json") + " --seed 7").exit_code, 0);
+  const double w1 = masked_lm_cli_metric(dir.file("w1.json"), "eval_loss");
+  EXPECT_EQ(w1, masked_lm_cli_metric(dir.file("w2.json"), "eval_loss"));
+  EXPECT_NE(w1, masked_lm_cli_metric(dir.file("w3.json"), "eval_loss"));
+  EXPECT_NE(w1, loss);
 
   // The pretrained encoder under a new classification head.
   const auto tuned =

@@ -3,6 +3,7 @@
 #include "berth/data/mask_tokens.h"
 
 #include "berth/data/data_loader.h"
+#include "berth/data/pack_blocks.h"
 
 #include "support/test_support.h"
 
@@ -60,6 +61,39 @@ TEST(MaskTokens, MatchesHfsCollatorDrawForDraw) {
     EXPECT_TRUE(masked.input_ids.equal(mask_tokens_padded(setting.at("input_ids"), 0)));
     EXPECT_TRUE(masked.labels.equal(expected_labels));
     EXPECT_GT((expected_labels != -100).sum().item<int64_t>(), 0);  // something was masked
+  }
+}
+
+// (B, T, 2) from nested [[start, end], ...] rows of equal length.
+at::Tensor mask_tokens_offsets(const Json& rows) {
+  std::vector<int64_t> flat;
+  for (const Json& row : rows)
+    for (const Json& pair : row) flat.insert(flat.end(), {pair[0].get<int64_t>(), pair[1].get<int64_t>()});
+  const auto b = static_cast<int64_t>(rows.size());
+  return at::tensor(flat, at::kLong).reshape({b, -1, 2});
+}
+
+// HF's whole_word_mask=True: words from touching offsets, every token of a drawn word masked, all of them
+// as the mask token (HF overrides the 80/10/10 split, and so does berth).
+TEST(MaskTokens, WholeWordMaskingMatchesHfsCollatorDrawForDraw) {
+  const Json g = mask_tokens_golden();
+  ASSERT_TRUE(g.is_object() && g.contains("whole_word")) << "missing golden: build the berth_goldens target";
+  ASSERT_EQ(g.at("whole_word").size(), 3u);
+  for (const Json& setting : g.at("whole_word")) {
+    SCOPED_TRACE(setting.at("mlm_probability").dump());
+    MaskTokensOptions options;
+    options.mlm_probability = setting.at("mlm_probability").get<double>();
+    options.whole_word_mask = true;
+    options.mask_token_id = g.at("mask_token_id").get<int64_t>();
+    options.vocab_size = g.at("vocab_size").get<int64_t>();
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(setting.at("seed").get<uint64_t>());
+    const MaskedTokens masked = mask_tokens(mask_tokens_padded(setting.at("rows"), 0),
+                                            mask_tokens_padded(setting.at("special_tokens_mask"), 1), options,
+                                            generator, mask_tokens_offsets(setting.at("offsets")));
+    const at::Tensor expected_labels = mask_tokens_padded(setting.at("labels"), -100);
+    EXPECT_TRUE(masked.input_ids.equal(mask_tokens_padded(setting.at("input_ids"), 0)));
+    EXPECT_TRUE(masked.labels.equal(expected_labels));
+    EXPECT_GT((expected_labels != -100).sum().item<int64_t>(), 0);
   }
 }
 
@@ -133,6 +167,52 @@ TEST(MaskTokens, LoaderMasksOnlyTextTokensReproduciblyPerEpoch) {
   }
   EXPECT_GT(masked, 0);
   EXPECT_TRUE(epochs_differ);
+}
+
+// Rows of two-token words: tokens 2w and 2w + 1 touch ([10w, 10w + 3), [10w + 3, 10w + 6)), words do not.
+TokenizedDataset mask_tokens_word_rows() {
+  std::vector<tokenizer::Encoding> encodings(8);
+  for (size_t row = 0; row < encodings.size(); ++row) {
+    auto& e = encodings[row];
+    e.ids.push_back(1);
+    e.offsets.emplace_back(0, 0);
+    for (size_t t = 0; t < 2 * (2 + row % 4); ++t) {
+      e.ids.push_back(static_cast<int64_t>(5 + (row + t) % 20));
+      const size_t start = 10 * (t / 2) + 3 * (t % 2);
+      e.offsets.emplace_back(start, start + 3);
+    }
+    e.ids.push_back(2);
+    e.offsets.emplace_back(0, 0);
+    e.special_tokens_mask.assign(e.ids.size(), 0);
+    e.special_tokens_mask.front() = e.special_tokens_mask.back() = 1;
+  }
+  return TokenizedDataset(std::move(encodings), at::Tensor());
+}
+
+// The loader hands the rows' offsets to whole-word masking (and pack_blocks keeps them): both tokens of a
+// word are masked together, always as the mask token.
+TEST(MaskTokens, LoaderMasksWholeWordsFromTheRowsOffsets) {
+  const TokenizedDataset rows = mask_tokens_word_rows();
+  DataLoaderOptions options;
+  options.batch_size = 4;
+  options.shuffle = false;
+  options.labels = BatchLabels::MaskedTokens;
+  options.mlm = {0.4, 0.8, 0.1, 4, 30, true};
+  int64_t masked = 0;
+  for (const Batch& batch : DataLoader(rows, options)) {
+    const at::Tensor chosen = batch.at("labels") != -100;
+    const at::Tensor words = chosen.narrow(1, 1, chosen.size(1) - 1);  // skip [CLS]: words start at 1
+    const int64_t pairs = words.size(1) / 2;
+    const at::Tensor first = words.narrow(1, 0, 2 * pairs).reshape({words.size(0), pairs, 2}).select(2, 0);
+    const at::Tensor second = words.narrow(1, 0, 2 * pairs).reshape({words.size(0), pairs, 2}).select(2, 1);
+    EXPECT_TRUE(first.equal(second)) << "a word was masked in part";
+    EXPECT_TRUE(batch.at("input_ids").masked_select(chosen).eq(4).all().item<bool>());
+    masked += chosen.sum().item<int64_t>();
+  }
+  EXPECT_GT(masked, 0);
+  const TokenizedDataset packed = pack_blocks(rows, 6);
+  ASSERT_EQ(packed.encoding(0).offsets.size(), 6u);
+  EXPECT_EQ(packed.encoding(0).offsets[2], rows.encoding(0).offsets[2]);
 }
 
 }  // namespace

@@ -11,7 +11,10 @@
 #   mlm       DataCollatorForLanguageModeling(mlm=True) on every row, once per setting (mlm_probability,
 #             mask_replace_prob, random_replace_prob, seed: the collator's own torch.Generator, fresh): the
 #             features' special_tokens_mask, mask_token_id, vocab_size (len(tokenizer)) and the masked
-#             input_ids and labels (B, T)
+#             input_ids and labels (B, T); "whole_word": DataCollatorForLanguageModeling(whole_word_mask=True)
+#             on the rows padded to MAX_LENGTH (the collator cannot pad offset_mapping itself), per setting
+#             (mlm_probability, seed): the rows' offsets (B, T, 2), special_tokens_mask, input_ids and the
+#             masked input_ids and labels
 
 import json
 import os
@@ -61,7 +64,30 @@ def mlm_batches(tokenizer):
                     "random_replace_prob": random_replace_prob, "seed": seed,
                     "special_tokens_mask": [f["special_tokens_mask"] for f in features],
                     "input_ids": batch["input_ids"].tolist(), "labels": batch["labels"].tolist()})
-    return {"mask_token_id": tokenizer.mask_token_id, "vocab_size": len(tokenizer), "settings": out}
+    return {"mask_token_id": tokenizer.mask_token_id, "vocab_size": len(tokenizer), "settings": out,
+            "whole_word": whole_word_batches(tokenizer)}
+
+
+# Words of several tokens ("unbelievably" is un ##bel ##ie ##va ##bly), punctuation touching a word, pairs.
+WHOLE_WORD_TEXTS = TEXTS + [("Unbelievably fantastic tokenization, isn't it?", None),
+                            ("Antidisestablishmentarianism!", "Hyperparameters (re)tuned overnight.")]
+
+
+def whole_word_batches(tokenizer):
+    features = [dict(tokenizer(text, pair, truncation=True, max_length=MAX_LENGTH, padding="max_length",
+                               return_special_tokens_mask=True, return_offsets_mapping=True))
+                for text, pair in WHOLE_WORD_TEXTS]
+    out = []
+    for mlm_probability, seed in [(0.15, 11), (0.5, 3), (0.9, 8)]:
+        collator = DataCollatorForLanguageModeling(tokenizer, mlm=True, mlm_probability=mlm_probability,
+                                                   whole_word_mask=True, seed=seed, return_tensors="pt")
+        batch = collator([dict(f) for f in features])
+        out.append({"mlm_probability": mlm_probability, "seed": seed,
+                    "rows": [f["input_ids"] for f in features],
+                    "offsets": [[list(pair) for pair in f["offset_mapping"]] for f in features],
+                    "special_tokens_mask": [f["special_tokens_mask"] for f in features],
+                    "input_ids": batch["input_ids"].tolist(), "labels": batch["labels"].tolist()})
+    return out
 
 
 def main():

@@ -23,6 +23,7 @@ struct TrainingJobOptions {
   // causal-lm / masked-lm: pack the texts into blocks of this many tokens (0: one text a row)
   size_t block_size = 0;
   double mlm_probability = 0.15;  // masked-lm: the share of tokens masked (run_mlm.py's flag)
+  bool whole_word_mask = false;   // masked-lm: mask whole words (HF's whole_word_mask)
   data::DatasetSource data;
   TrainingArguments args;
   int early_stopping_patience = 0;  // 0: off
