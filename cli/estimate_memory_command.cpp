@@ -35,17 +35,11 @@ train::Precision parse_precision(const std::string& name) {
   BERTH_FAIL("--precision must be fp32, fp16 or bf16, found '", name, "'. Fix: e.g. --precision fp16");
 }
 
-std::string preset_list() {
-  std::string names;
-  for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
-  return names;
-}
-
 // The model the options describe, on the meta device, and its name for the table.
 std::pair<std::shared_ptr<TaskModel>, std::string> estimated_model(const EstimateMemoryOptions& options,
                                                                    bool labels_given) {
   BERTH_CHECK(!options.model_dir.empty() || !options.preset.empty(),
-              "estimate-memory needs a model: --model DIR or --model-preset NAME (", preset_list(),
+              "estimate-memory needs a model: --model DIR or --model-preset NAME (", model_preset_list(),
               "). Fix: e.g. --model-preset bert-base");
   const bool preset = options.model_dir.empty();
   PretrainedConfig config = preset ? model_preset(options.preset, options.vocab_size)
@@ -71,8 +65,8 @@ CommandAction add_estimate_memory_command(CLI::App& app) {
   auto options = std::make_shared<EstimateMemoryOptions>();
   auto* model =
       cmd->add_option("--model", options->model_dir, "HF model directory (its config.json is read)");
-  auto* preset =
-      cmd->add_option("--model-preset", options->preset, "A named size instead of a model: " + preset_list());
+  auto* preset = cmd->add_option("--model-preset", options->preset,
+                                 "A named size instead of a model: " + model_preset_list());
   model->excludes(preset);
   preset->excludes(model);
   cmd->add_option("--task", options->task,

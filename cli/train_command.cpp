@@ -160,12 +160,7 @@ CommandAction add_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainCommandOptions>();
   cmd->add_option("--model", options->job.model,
                   "HF model directory to fine-tune (config.json, model.safetensors, tokenizer)");
-  cmd->add_option(
-      "--model-preset", options->job.model_preset, "Train from scratch: " + [] {
-        std::string names;
-        for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
-        return names;
-      }());
+  cmd->add_option("--model-preset", options->job.model_preset, "Train from scratch: " + model_preset_list());
   cmd->add_option(
          "--block-size", options->job.block_size,
          "causal-lm, masked-lm: concatenate the texts and train on blocks of this many tokens (0: one "

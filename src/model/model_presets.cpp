@@ -78,11 +78,12 @@ std::vector<std::string> model_preset_names() {
   return names;
 }
 
+std::string model_preset_list() { return text::join(model_preset_names(), ", "); }
+
 PretrainedConfig model_preset(const std::string& name, int64_t vocab_size) {
   for (const ModelPreset& preset : model_presets())
     if (preset.name == name) return preset.config(vocab_size);
-  BERTH_FAIL("unknown model preset \"", name, "\"; berth's presets are ",
-             text::join(model_preset_names(), ", "),
+  BERTH_FAIL("unknown model preset \"", name, "\"; berth's presets are ", model_preset_list(),
              ". Fix: pass one of those to --model-preset, or --model DIR for a pretrained model");
 }
 

@@ -51,12 +51,7 @@ void check_model_choice(const TrainingJobOptions& options) {
       options.model.empty() != options.model_preset.empty(),
       "train: give exactly one of --model DIR (an HF model directory to fine-tune) and --model-preset NAME "
       "(a model trained from scratch: ",
-      [] {
-        std::string names;
-        for (const auto& name : model_preset_names()) names += (names.empty() ? "" : ", ") + name;
-        return names;
-      }(),
-      ")");
+      model_preset_list(), ")");
   BERTH_CHECK(!options.args.output_dir.empty(),
               "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
   BERTH_CHECK(options.model_preset.empty() || !(options.tokenizer.empty() && options.model.empty()),

@@ -19,6 +19,8 @@ struct ModelPreset {
 // Every preset, BERT's first.
 const std::vector<ModelPreset>& model_presets();
 std::vector<std::string> model_preset_names();
+// The names joined for messages and --help: "bert-tiny, bert-mini, ...".
+std::string model_preset_list();
 // The preset's config.json for a tokenizer of `vocab_size` rows; an unknown name throws berth::Error listing
 // the presets.
 PretrainedConfig model_preset(const std::string& name, int64_t vocab_size);
