@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,17 @@ struct Block {
   at::Tensor flat;
   BlockState state = BlockState::Released;
   std::unique_ptr<PendingWork> pending;
+  // Uses of the block in progress: a forward use from before_forward to after_forward, a backward one from
+  // its gather to its release. The block is released when the last one ends, so a block used again while
+  // one use is live (a tied decoder inside the head that holds its bias) stays gathered for both.
+  int live = 0;
+  int declared_uses = 0;  // how often hook_blocks() names it: its uses per forward
+};
+
+// A forward use begun and not yet ended: its block and its position in the traced order (-1: off the trace).
+struct OpenUse {
+  int block = -1;
+  int position = -1;
 };
 
 // "bert.embeddings, bert.encoder.layer.0, ..., classifier": the blocks for an error message, at most five.
@@ -68,10 +80,16 @@ struct Core {
   bool attached = false;  // partitioned and owned by a live PartitionedParameters
   std::vector<Param> params;
   std::vector<Block> blocks;
-  std::vector<std::string> block_names;  // the model's hook blocks, in forward order
+  std::vector<std::string> block_names;  // the model's hook blocks, each once, in order of first use
   std::unordered_map<std::string, int> block_index;
-  std::vector<int> trace;  // block order of the first forward
+  int64_t declared_total = 0;  // uses per forward, as hook_blocks() lists them
+  // The block of each use in the first forward, in order (a tied block appears once per use); complete once
+  // it holds every declared use, a block is used more often than declared (a new forward) or backward runs.
+  std::vector<int> trace;
+  std::vector<int> traced_uses;  // per block: its uses in `trace`
   bool trace_complete = false;
+  size_t cursor = 0;          // uses of the current forward so far: the next use's position in `trace`
+  std::vector<OpenUse> open;  // forward uses begun and not ended, innermost last
   bool callback_queued = false;
   // gather_all() holds every block whole until release_all(): forwards and backwards in between (an
   // evaluation after training, before the model is saved) gather nothing and release nothing.
@@ -165,20 +183,28 @@ struct Core {
     stats.releases += 1;
   }
 
+  // Every block released and no use live: the end of a backward, a new forward, release_all().
   void release_all() {
+    for (Block& b : blocks) b.live = 0;
+    open.clear();
     for (size_t i = 0; i < blocks.size(); ++i) release(static_cast<int>(i));
   }
 
-  // Starts the gathers of the blocks after (forward) or before (backward) `index` in the traced order, as
-  // many as fit in stage3_prefetch_bucket_size elements.
-  void prefetch(int index, bool forward) {
-    if (!options.overlap_comm || !trace_complete) return;
-    auto at = std::find(trace.begin(), trace.end(), index);
-    if (at == trace.end()) return;
-    const auto pos = at - trace.begin();
+  // One use of block `index` ended (forward or backward): released when no other use is live.
+  void end_live_use(int index) {
+    Block& b = blocks[index];
+    b.live = std::max(0, b.live - 1);
+    if (b.live == 0) release(index);
+  }
+
+  // Starts the gathers of the uses after (forward) or before (backward) traced position `position`, as many
+  // blocks as fit in stage3_prefetch_bucket_size elements; a block gathered or in flight already is skipped
+  // (a tied block's other use), one released since is fetched again.
+  void prefetch(int position, bool forward) {
+    if (!options.overlap_comm || !trace_complete || position < 0) return;
     int64_t budget = options.stage3_prefetch_bucket_size;
-    const auto n = static_cast<std::ptrdiff_t>(trace.size());
-    for (std::ptrdiff_t k = forward ? pos + 1 : pos - 1; k >= 0 && k < n; k += forward ? 1 : -1) {
+    const auto n = static_cast<int>(trace.size());
+    for (int k = forward ? position + 1 : position - 1; k >= 0 && k < n; k += forward ? 1 : -1) {
       Block& b = blocks[trace[k]];
       if (b.state != BlockState::Released || b.numel == 0) continue;
       if (b.numel > budget) break;
@@ -187,32 +213,65 @@ struct Core {
     }
   }
 
-  void record(int index) {
-    if (trace_complete) return;
-    if (std::find(trace.begin(), trace.end(), index) != trace.end()) {
-      trace_complete = true;
-      return;
+  // A forward use of block `index` begins: its position in the traced order (-1 when this forward left it).
+  int begin_use(int index) {
+    if (!trace_complete) {
+      if (traced_uses[index] < blocks[index].declared_uses) {
+        trace.push_back(index);
+        traced_uses[index] += 1;
+        cursor = trace.size();
+        if (static_cast<int64_t>(trace.size()) == declared_total) trace_complete = true;
+        return static_cast<int>(trace.size()) - 1;
+      }
+      trace_complete = true;  // more uses than the model declares: the first forward has ended
     }
-    trace.push_back(index);
-    if (trace.size() == blocks.size()) trace_complete = true;
+    if (cursor < trace.size() && trace[cursor] == index) return static_cast<int>(cursor++);
+    if (index == trace.front() && open.empty()) {
+      // A new forward: whatever a backward that failed half-way left gathered goes now.
+      callback_queued = false;
+      release_all();
+      cursor = 1;
+      return 0;
+    }
+    return -1;
   }
 
-  // No parameters, and the model's hook blocks (in forward order), none gathered.
-  void reset_blocks(const std::vector<std::string>& names) {
+  // The innermost open use of block `index` ends: its traced position (-1 when none is open).
+  int end_use(int index) {
+    for (auto it = open.rbegin(); it != open.rend(); ++it) {
+      if (it->block != index) continue;
+      const int position = it->position;
+      open.erase(std::next(it).base());
+      return position;
+    }
+    return -1;
+  }
+
+  // No parameters, and the model's hook blocks (its uses in forward order, a block named once per use), none
+  // gathered.
+  void reset_blocks(const std::vector<std::string>& uses) {
     params.clear();
     blocks.clear();
     block_index.clear();
+    block_names.clear();
     trace.clear();
+    traced_uses.clear();
     trace_complete = false;
+    cursor = 0;
+    open.clear();
     full_bytes = 0;
     stats = {};
-    auto add_block = [&](const std::string& name) {
-      block_index[name] = static_cast<int>(blocks.size());
-      blocks.emplace_back();
-      blocks.back().name = name;
-    };
-    for (const std::string& name : names) add_block(name);
-    block_names = names;
+    for (const std::string& name : uses) {
+      auto [it, added] = block_index.emplace(name, static_cast<int>(blocks.size()));
+      if (added) {
+        blocks.emplace_back();
+        blocks.back().name = name;
+        block_names.push_back(name);
+      }
+      blocks[it->second].declared_uses += 1;
+    }
+    declared_total = static_cast<int64_t>(uses.size());
+    traced_uses.assign(blocks.size(), 0);
   }
 
   // One Param per entry of `layout` (the model's parameters by name); `segments` are this rank's pieces.
@@ -310,7 +369,9 @@ struct Core {
       if (!core) return;
       std::lock_guard<std::recursive_mutex> lock(core->mutex);
       core->callback_queued = false;
-      if (core->attached) core->release_all();
+      if (!core->attached) return;
+      core->release_all();
+      core->cursor = core->trace.size();  // the forward is over, even one that failed half-way
     });
   }
 };
@@ -329,12 +390,14 @@ std::shared_ptr<Core> find_core(int64_t id) {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Identity forward; backward gathers the block's parameters (its backward comes next) and prefetches the
-// blocks before it.
+// Identity forward on a use's output; backward gathers the block's parameters (that use's backward comes
+// next) and prefetches the uses traced before it.
 struct GatherBeforeBackward : torch::autograd::Function<GatherBeforeBackward> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t core_id, int64_t block) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t core_id, int64_t block,
+                            int64_t position) {
     ctx->saved_data["core"] = core_id;
     ctx->saved_data["block"] = block;
+    ctx->saved_data["position"] = position;
     return x;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -344,16 +407,19 @@ struct GatherBeforeBackward : torch::autograd::Function<GatherBeforeBackward> {
         const int block = static_cast<int>(ctx->saved_data["block"].toInt());
         core->trace_complete = true;
         core->queue_final_release(core);
+        core->blocks[block].live += 1;
         core->finish_gather(block);
-        core->prefetch(block, /*forward=*/false);
+        core->prefetch(static_cast<int>(ctx->saved_data["position"].toInt()), /*forward=*/false);
       }
     }
-    return {grads[0], at::Tensor(), at::Tensor()};
+    return {grads[0], at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
-// Identity forward on a block's input; its backward runs once the gradient w.r.t. that input is complete,
-// i.e. the block's backward is over: the block's parameters are released.
+// Identity forward on a use's input; its backward runs once the gradient w.r.t. that input is complete, i.e.
+// the use's backward is over: the block's parameters are released unless another use is live. A tied
+// parameter's gradient is not summed yet then (autograd accumulates it once, after its last use's backward,
+// with the block gathered again for that use), so it reaches the gradient hooks whole.
 struct ReleaseAfterBackward : torch::autograd::Function<ReleaseAfterBackward> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t core_id, int64_t block) {
     ctx->saved_data["core"] = core_id;
@@ -363,7 +429,7 @@ struct ReleaseAfterBackward : torch::autograd::Function<ReleaseAfterBackward> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     if (auto core = find_core(ctx->saved_data["core"].toInt())) {
       std::lock_guard<std::recursive_mutex> lock(core->mutex);
-      if (core->attached) core->release(static_cast<int>(ctx->saved_data["block"].toInt()));
+      if (core->attached) core->end_live_use(static_cast<int>(ctx->saved_data["block"].toInt()));
     }
     return {grads[0], at::Tensor(), at::Tensor()};
   }
@@ -373,34 +439,35 @@ class Zero3Hooks : public LayerHooks {
  public:
   Zero3Hooks(std::shared_ptr<Core> core, int64_t id) : core_(std::move(core)), id_(id) {}
 
+  // A use of block `name` begins: gathered (or already, by a prefetch or a live use), the next uses
+  // prefetched.
   at::Tensor before_forward(const std::string& name, const at::Tensor& input) override {
     std::lock_guard<std::recursive_mutex> lock(core_->mutex);
     core_->check_attached();
     const int block = core_->index_of(name);
-    core_->record(block);
-    if (core_->trace_complete && core_->trace.front() == block) {
-      // A new forward: whatever a backward that failed half-way left gathered goes now.
-      core_->callback_queued = false;
-      core_->release_all();
-    }
+    const int position = core_->begin_use(block);
     core_->finish_gather(block);
-    core_->prefetch(block, /*forward=*/true);
+    core_->blocks[block].live += 1;
+    core_->open.push_back({block, position});
+    core_->prefetch(position, /*forward=*/true);
     if (at::GradMode::is_enabled() && input.requires_grad())
       return ReleaseAfterBackward::apply(input, id_, static_cast<int64_t>(block));
     return input;
   }
 
+  // The use ends: released unless another use of the block is live (a use nested in it).
   at::Tensor after_forward(const std::string& name, const at::Tensor& output) override {
     std::lock_guard<std::recursive_mutex> lock(core_->mutex);
     core_->check_attached();
     const int block = core_->index_of(name);
+    const int position = core_->end_use(block);
     at::Tensor result = output;
     if (at::GradMode::is_enabled() && output.requires_grad())
-      result = GatherBeforeBackward::apply(output, id_, static_cast<int64_t>(block));
-    core_->release(block);
+      result = GatherBeforeBackward::apply(output, id_, static_cast<int64_t>(block), position);
+    core_->end_live_use(block);
     // Without autograd nothing comes back for prefetched blocks the forward skipped.
-    if (!at::GradMode::is_enabled() && core_->trace_complete && !core_->trace.empty() &&
-        core_->trace.back() == block)
+    if (!at::GradMode::is_enabled() && core_->trace_complete && core_->open.empty() &&
+        core_->cursor == core_->trace.size())
       core_->release_all();
     return result;
   }

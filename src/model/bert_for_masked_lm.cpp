@@ -53,7 +53,14 @@ at::Tensor BertForMaskedLmImpl::forward(const at::Tensor& input_ids, const at::T
   const at::Tensor hidden = bert(input_ids, attention_mask, token_type_ids).last_hidden_state;
   const at::Tensor& embeddings = bert->embeddings->word_embeddings->weight;
   if (!hooks_) return cls->predictions(hidden, embeddings);
-  return hooks_->after_forward("cls", cls->predictions(hooks_->before_forward("cls", hidden), embeddings));
+  BertLmPredictionHeadImpl& head = *cls->predictions;
+  const at::Tensor states = head.transform(hooks_->before_forward("cls", hidden));
+  // The tied output layer reads the word embeddings again: a second use of their block, inside "cls" (which
+  // holds the bias).
+  const at::Tensor logits = hooks_->after_forward(
+      "bert.embeddings", torch::nn::functional::linear(hooks_->before_forward("bert.embeddings", states),
+                                                       embeddings, head.bias));
+  return hooks_->after_forward("cls", logits);
 }
 
 TaskOutput BertForMaskedLmImpl::forward_batch(const Batch& batch) {
@@ -94,6 +101,7 @@ void BertForMaskedLmImpl::save_pretrained(const std::string& dir) const {
 std::vector<std::string> BertForMaskedLmImpl::hook_blocks() const {
   std::vector<std::string> blocks = bert->hook_blocks("bert.");
   blocks.push_back("cls");
+  blocks.push_back("bert.embeddings");  // the tied output layer's use, inside "cls"
   return blocks;
 }
 

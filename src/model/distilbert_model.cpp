@@ -195,7 +195,9 @@ at::Tensor DistilBertTaskModel::compute_logits(const at::Tensor& input_ids, cons
       at::Tensor h =
           apply_activation(shape.activation, linear_block("vocab_transform", vocab_transform, hidden));
       h = run_block("vocab_layer_norm", h, [&](const at::Tensor& x) { return vocab_layer_norm(x); });
-      return run_block("vocab_projector", h, [&](const at::Tensor& x) { return vocab_projector(x, words); });
+      return run_block("vocab_projector", h, [&](const at::Tensor& x) {
+        return run_tied_decoder(x, [&](const at::Tensor& t) { return vocab_projector(t, words); });
+      });
     }
     case ModelTask::TokenClassification:
       return linear_block("classifier", linear_head, dropout(hidden));

@@ -106,8 +106,9 @@ at::Tensor ElectraTaskModel::compute_logits(const at::Tensor& input_ids, const a
     case ModelTask::MaskedLM: {
       const at::Tensor h = run_block("generator_predictions", hidden,
                                      [&](const at::Tensor& x) { return generator_predictions(x); });
-      return run_block("generator_lm_head", h,
-                       [&](const at::Tensor& x) { return generator_lm_head(x, words); });
+      return run_block("generator_lm_head", h, [&](const at::Tensor& x) {
+        return run_tied_decoder(x, [&](const at::Tensor& t) { return generator_lm_head(t, words); });
+      });
     }
     default:  // question answering: (B, T, 2) start and end logits
       return run_block("qa_outputs", hidden,

@@ -171,15 +171,20 @@ at::Tensor EncoderTaskModel::run_block(const std::string& block, const at::Tenso
   return hooks_->after_forward(block, fn(hooks_->before_forward(block, input)));
 }
 
+at::Tensor EncoderTaskModel::run_tied_decoder(const at::Tensor& input,
+                                              const std::function<at::Tensor(const at::Tensor&)>& fn) {
+  return run_block(word_embeddings_block_, input, fn);
+}
+
 void EncoderTaskModel::set_blocks(const std::vector<std::string>& embeddings,
                                   const std::vector<std::string>& layers,
                                   const std::vector<std::string>& head) {
-  blocks_.clear();
   BERTH_BUG(!embeddings.empty(), "an encoder without an embeddings block");
-  // The first holds the word embeddings (see the header); later ones (ELECTRA's projection) stay blocks.
-  blocks_.assign(embeddings.begin() + (task_ == ModelTask::MaskedLM ? 1 : 0), embeddings.end());
+  word_embeddings_block_ = embeddings.front();
+  blocks_ = embeddings;
   blocks_.insert(blocks_.end(), layers.begin(), layers.end());
   blocks_.insert(blocks_.end(), head.begin(), head.end());
+  if (task_ == ModelTask::MaskedLM) blocks_.push_back(word_embeddings_block_);
 }
 
 }  // namespace berth

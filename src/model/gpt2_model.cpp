@@ -178,10 +178,13 @@ TaskOutput GPT2TaskModelImpl::forward(const at::Tensor& input_ids, const at::Ten
   at::Tensor hidden = transformer->forward(input_ids, attention_mask, hooks_.get());
   at::Tensor logits;
   if (task == ModelTask::CausalLM) {
-    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself.
+    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself, as a second use of
+    // its block.
     logits = lm_head ? run_hook_block(hooks_.get(), "lm_head", hidden,
                                       [&](const at::Tensor& x) { return at::linear(x, lm_head->weight); })
-                     : at::linear(hidden, transformer->wte->weight);
+                     : run_hook_block(hooks_.get(), "transformer.wte", hidden, [&](const at::Tensor& x) {
+                         return at::linear(x, transformer->wte->weight);
+                       });
   } else {
     // (B, T, C) -> (B, T, num_labels) -> (B, num_labels) at each row's last non-pad token
     at::Tensor all = run_hook_block(hooks_.get(), "score", hidden,
@@ -229,16 +232,12 @@ std::vector<std::string> GPT2TaskModelImpl::hook_blocks() const {
   blocks.push_back("transformer.ln_f");
   if (task == ModelTask::SequenceClassification) blocks.push_back("score");
   if (lm_head) blocks.push_back("lm_head");
+  // The tied head (tie_word_embeddings) uses the word embeddings' block again, last.
+  if (task == ModelTask::CausalLM && !lm_head) blocks.push_back("transformer.wte");
   return blocks;
 }
 
-void GPT2TaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
-  BERTH_CHECK(
-      !hooks || score || lm_head, gpt2_architecture(task),
-      " ties lm_head to transformer.wte (tie_word_embeddings), so the embedding block would run twice per "
-      "forward; ZeRO stage 3 gathers each block once. Fix: use ZeRO stage 1 or 2 for this model");
-  hooks_ = std::move(hooks);
-}
+void GPT2TaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
 
 void init_gpt2_weights(torch::nn::Module& module, const GPT2Settings& settings,
                        std::optional<uint64_t> seed) {

@@ -209,10 +209,13 @@ TaskOutput LlamaTaskModelImpl::forward(const at::Tensor& input_ids, const at::Te
   at::Tensor hidden = model->forward(input_ids, attention_mask, hooks_.get());
   at::Tensor logits;
   if (task == ModelTask::CausalLM) {
-    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself.
+    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself, as a second use of
+    // its block.
     logits = lm_head ? run_hook_block(hooks_.get(), "lm_head", hidden,
                                       [&](const at::Tensor& x) { return llama_linear(lm_head, x); })
-                     : at::linear(hidden, model->embed_tokens->weight);
+                     : run_hook_block(hooks_.get(), "model.embed_tokens", hidden, [&](const at::Tensor& x) {
+                         return at::linear(x, model->embed_tokens->weight);
+                       });
   } else {
     // (B, T, C) -> (B, T, num_labels) -> (B, num_labels) at each row's last non-pad token
     at::Tensor all = run_hook_block(hooks_.get(), "score", hidden,
@@ -262,16 +265,12 @@ std::vector<std::string> LlamaTaskModelImpl::hook_blocks() const {
   blocks.push_back("model.norm");
   if (score) blocks.push_back("score");
   if (lm_head) blocks.push_back("lm_head");
+  // The tied head (tie_word_embeddings) uses the word embeddings' block again, last.
+  if (task == ModelTask::CausalLM && !lm_head) blocks.push_back("model.embed_tokens");
   return blocks;
 }
 
-void LlamaTaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
-  BERTH_CHECK(
-      !hooks || score || lm_head, llama_architecture(settings, task),
-      " ties lm_head to model.embed_tokens (tie_word_embeddings), so the embedding block would run twice "
-      "per forward; ZeRO stage 3 gathers each block once. Fix: use ZeRO stage 1 or 2 for this model");
-  hooks_ = std::move(hooks);
-}
+void LlamaTaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
 
 std::string llama_architecture(const LlamaSettings& settings, ModelTask task) {
   return settings.class_prefix + (task == ModelTask::CausalLM ? "ForCausalLM" : "ForSequenceClassification");

@@ -53,7 +53,14 @@ RobertaLMHeadImpl::RobertaLMHeadImpl(const BertConfig& config) {
 }
 
 at::Tensor RobertaLMHeadImpl::forward(const at::Tensor& hidden, const at::Tensor& word_embeddings) {
-  const at::Tensor x = layer_norm(torch::gelu(linear_as_python(dense, hidden)));
+  return decode(transform(hidden), word_embeddings);
+}
+
+at::Tensor RobertaLMHeadImpl::transform(const at::Tensor& hidden) {
+  return layer_norm(torch::gelu(linear_as_python(dense, hidden)));
+}
+
+at::Tensor RobertaLMHeadImpl::decode(const at::Tensor& x, const at::Tensor& word_embeddings) {
   return at::linear(x, word_embeddings, bias);
 }
 
@@ -118,7 +125,8 @@ at::Tensor RobertaTaskModel::compute_logits(const at::Tensor& input_ids, const a
       case ModelTask::TokenClassification:
         return linear_as_python(linear_head, dropout(x));
       case ModelTask::MaskedLM:
-        return lm_head(x, words);
+        return run_tied_decoder(lm_head->transform(x),
+                                [&](const at::Tensor& t) { return lm_head->decode(t, words); });
       default:
         return linear_as_python(linear_head, x);  // (B, T, 2): start and end logits
     }

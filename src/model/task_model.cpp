@@ -38,13 +38,20 @@ int64_t non_embedding_parameters(TaskModel& model) {
 }
 
 int64_t largest_block_parameters(TaskModel& model) {
-  const std::vector<std::string> blocks = model.hook_blocks();
-  std::map<std::string, int64_t> per_block;
+  const std::vector<std::string> uses = model.hook_blocks();
+  std::map<std::string, int64_t> per_block;  // parameters outside blocks ("") stay whole: not counted
   for (const auto& item : model.module().named_parameters())
-    per_block[block_of(blocks, item.key())] += item.value().numel();
+    per_block[block_of(uses, item.key())] += item.value().numel();
   int64_t largest = 0;
-  for (const auto& [block, count] : per_block)
-    if (!block.empty()) largest = std::max(largest, count);  // parameters outside blocks stay whole
+  for (size_t i = 0; i < uses.size(); ++i) {
+    int64_t held = per_block[uses[i]];
+    // A block used again (a tied decoder) may run nested in the use before it (the head holding its bias):
+    // both are gathered then.
+    if (i > 0 && std::find(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(i), uses[i]) !=
+                     uses.begin() + static_cast<std::ptrdiff_t>(i))
+      held += per_block[uses[i - 1]];
+    largest = std::max(largest, held);
+  }
   return largest;
 }
 

@@ -1,6 +1,6 @@
-// `berth train` on several processes: 2 ranks x batch B train exactly as 1 rank x batch 2B; a rank that dies,
-// never arrives or builds another model stops the run quickly with an error naming it; two "hosts" on
-// 127.0.0.1 / 127.0.0.2 train together.
+// `berth train` on several processes: 2 ranks x batch B train exactly as 1 rank x batch 2B (BERT, RoBERTa and
+// a tied Llama causal LM); a rank that dies, never arrives or builds another model stops the run quickly with
+// an error naming it; two "hosts" on 127.0.0.1 / 127.0.0.2 train together.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -30,24 +30,27 @@ class DdpTraining : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::write_spam_ham_split(dir.file("train.jsonl"), 48, 0);
+    testing::write_spam_ham_split(dir.file("train_lm.jsonl"),
+                                  testing::family_train_rows(testing::TrainingFamily::Llama), 0);
     testing::write_spam_ham_split(dir.file("eval.jsonl"), 10, 1);
   }
-  // A small BERT without dropout (so that a rank's randomness cannot differ from one process's), trained
-  // with clipping and accumulation.
+  // A small model without dropout (so that a rank's randomness cannot differ from one process's), trained
+  // with clipping and accumulation: bert-tiny unless another family is named.
   struct Run {
     int batch = 4;
     std::string max_steps = "3";
     std::string learning_rate = "1e-3";
-    std::string config = "";  // more --config-overrides items
+    std::string config = "";  // more --config-overrides items (bert-tiny's)
     std::string extra = "";   // more flags
     std::string save_strategy = "no";
+    testing::TrainingFamily family = testing::TrainingFamily::Bert;
   };
   std::string train_args(const std::string& out, const Run& run) const {
-    return "train --model-preset bert-tiny --tokenizer " + testing::tiny_bert_classifier_dir() +
-           " --config-overrides "
-           "max_position_embeddings=64,hidden_dropout_prob=0,attention_probs_dropout_prob=0" +
-           run.config + " --train " + dir.file("train.jsonl") + " --eval " + dir.file("eval.jsonl") +
-           " --output-dir " + out + " --per-device-train-batch-size " + std::to_string(run.batch) +
+    const bool lm = run.family == testing::TrainingFamily::Llama;
+    return "train " + testing::family_model_flags(run.family, dir.path().string()) + run.config +
+           " --train " + dir.file(lm ? "train_lm.jsonl" : "train.jsonl") + " --eval " +
+           dir.file("eval.jsonl") + " --output-dir " + out + " --per-device-train-batch-size " +
+           std::to_string(run.batch) +
            " --gradient-accumulation-steps 2 --max-grad-norm 0.05 --learning-rate " + run.learning_rate +
            " --max-steps " + run.max_steps + " --save-strategy " + run.save_strategy +
            " --max-length 32 --seed 7 --disable-tqdm true" + " --threads 1" + run.extra;
@@ -62,22 +65,32 @@ class DdpTraining : public ::testing::Test {
   TempDir dir;
 };
 
-TEST_F(DdpTraining, TwoRanksTrainAsOneRankWithTwiceTheBatch) {
-  const auto one = run_program(kCli + " " + train_args(dir.file("one"), {8}), true, "", 120);
+// For an encoder (BERT, RoBERTa) and a decoder (Llama, its lm_head tied to the embeddings).
+class DdpFamilyTraining : public DdpTraining,
+                          public ::testing::WithParamInterface<testing::TrainingFamily> {};
+
+TEST_P(DdpFamilyTraining, TwoRanksTrainAsOneRankWithTwiceTheBatch) {
+  const testing::TrainingFamily family = GetParam();
+  Run one_rank{8};
+  one_rank.family = family;
+  const auto one = run_program(kCli + " " + train_args(dir.file("one"), one_rank), true, "", 120);
   ASSERT_EQ(one.exit_code, 0) << one.output;
+  Run two_ranks{4};
+  two_ranks.family = family;
   const auto two = run_program(
-      kCli + " launch --nproc-per-node 2 -- " + kCli + " " + train_args(dir.file("two"), {4}), true, "", 120);
+      kCli + " launch --nproc-per-node 2 -- " + kCli + " " + train_args(dir.file("two"), two_ranks), true, "",
+      120);
   ASSERT_EQ(two.exit_code, 0) << two.output;
   EXPECT_TRUE(contains(two.output, "distributed: 2 ranks")) << two.output;
   // The step moved the weights (so equality below is not trivial)...
-  const auto initial = run_program(kCli + " " + train_args(dir.file("zero"), {8, "3", "1e-12"}));
+  Run still{8, "3", "1e-12"};
+  still.family = family;
+  const auto initial = run_program(kCli + " " + train_args(dir.file("zero"), still));
   ASSERT_EQ(initial.exit_code, 0) << initial.output;
+  const std::string moved_tensor = testing::family_moved_tensor(family);
   const auto moved =
-      (weights(dir.file("one")).at("classifier.weight") - weights(dir.file("zero")).at("classifier.weight"))
-          .abs()
-          .max()
-          .item<double>();
-  EXPECT_GT(moved, 1e-4);
+      (weights(dir.file("one")).at(moved_tensor) - weights(dir.file("zero")).at(moved_tensor)).abs().max();
+  EXPECT_GT(moved.item<double>(), 1e-4) << moved_tensor;
   // ...and 2 ranks x 4 match 1 rank x 8, accumulation and clipping included.
   expect_same_weights(dir.file("one"), dir.file("two"), 1e-5);
   // Metrics are computed over the whole eval set on every rank: the same as one process's.
@@ -87,6 +100,11 @@ TEST_F(DdpTraining, TwoRanksTrainAsOneRankWithTwiceTheBatch) {
   const auto b = nlohmann::json::parse(two_results);
   EXPECT_NEAR(a.at("train_loss").get<double>(), b.at("train_loss").get<double>(), 1e-5);
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, DdpFamilyTraining,
+                         ::testing::Values(testing::TrainingFamily::Bert, testing::TrainingFamily::Roberta,
+                                           testing::TrainingFamily::Llama),
+                         [](const auto& info) { return testing::family_name(info.param); });
 
 TEST_F(DdpTraining, RanksWithDifferentModelsStopNamingTheDifference) {
   // Rank 1 builds a narrower feed-forward layer than rank 0.

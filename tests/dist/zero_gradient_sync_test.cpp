@@ -17,8 +17,10 @@
 #include "berth/dist/ddp_gradient_sync.h"
 #include "berth/dist/zero3_parameters.h"
 #include "berth/dist/zero_checkpoint.h"
+#include "berth/model/auto_model.h"
 #include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
+#include "berth/model/model_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/clip_grad.h"
 #include "berth/optim/param_groups.h"
@@ -60,15 +62,34 @@ BertConfig zero_gradient_sync_tiny_config() {
   return config;
 }
 
-// The two models the tests train: one module with a custom forward, one HF-shaped BERT.
-enum class Model { Net, Bert };
+// The models the tests train: one module with a custom forward, one HF-shaped BERT, and the families whose
+// output layer is tied to their input embeddings (ZeRO-3 uses the embeddings block twice per forward): a
+// llama-tiny-like and a GPT-2 causal LM, a RoBERTa masked LM.
+enum class Model { Net, Bert, LlamaTied, Gpt2Tied, RobertaMlm };
 
 struct Workload {
   Model kind;
   std::shared_ptr<torch::nn::Module> module;
   ZeroGradientSyncNet net{nullptr};
   BertForSequenceClassification bert{nullptr};
+  std::shared_ptr<TaskModel> task_model;
 };
+
+constexpr int64_t kTiedVocab = 60;
+
+// The tied families' configs: presets narrowed to hidden 32 (llama, gpt2), the RoBERTa masked-LM golden's.
+PretrainedConfig tied_config(Model kind) {
+  if (kind == Model::RobertaMlm)
+    return PretrainedConfig::load(berth::testing::golden_dir() + "/encoders/roberta_masked_lm/config.json");
+  PretrainedConfig config = model_preset(kind == Model::LlamaTied ? "llama-tiny" : "gpt2-tiny", kTiedVocab);
+  if (kind == Model::LlamaTied) {
+    config.set_int("hidden_size", 32);
+    config.set_int("intermediate_size", 48);
+  } else {
+    config.set_int("n_embd", 32);
+  }
+  return config;
+}
 
 Workload make_model(Model kind, uint64_t seed) {
   Workload w;
@@ -77,16 +98,22 @@ Workload make_model(Model kind, uint64_t seed) {
     torch::manual_seed(seed);
     w.net = ZeroGradientSyncNet();
     w.module = w.net.ptr();
-  } else {
+  } else if (kind == Model::Bert) {
     BertInitOptions init;
     init.seed = seed;
     w.bert = BertForSequenceClassification(zero_gradient_sync_tiny_config(), init);
     w.module = w.bert.ptr();
+  } else {
+    const ModelTask task = kind == Model::RobertaMlm ? ModelTask::MaskedLM : ModelTask::CausalLM;
+    w.task_model = build_task_model(tied_config(kind), task, {true, seed});
+    w.module = std::shared_ptr<torch::nn::Module>(w.task_model, &w.task_model->module());
+    w.module->eval();  // no dropout: ranks and one process must compute the same
   }
   return w;
 }
 
 constexpr int kSteps = 3;
+constexpr int64_t kTiedThreshold = 32;
 constexpr int64_t kB = 4;  // rows per rank per step
 
 // Step k's batch for both ranks together (rows [r*kB, (r+1)*kB) are rank r's).
@@ -97,13 +124,21 @@ Batch batch(Model kind, int k) {
   if (kind == Model::Net)
     return {zero_gradient_sync_data(100 + k, {2 * kB, 6}), zero_gradient_sync_data(200 + k, {2 * kB, 3})};
   auto gen = at::make_generator<at::CPUGeneratorImpl>(300 + k);
-  return {at::randint(1, 64, {2 * kB, 8}, gen, torch::kInt64),
-          at::randint(0, 2, {2 * kB}, gen, torch::kInt64)};
+  if (kind == Model::Bert)
+    return {at::randint(1, 64, {2 * kB, 8}, gen, torch::kInt64),
+            at::randint(0, 2, {2 * kB}, gen, torch::kInt64)};
+  // Language models: ids past RoBERTa's pad (1); causal LMs predict the ids themselves, the masked LM every
+  // third token, so each row counts the same tokens and micro-batch means average to the batch's.
+  const at::Tensor ids = at::randint(3, kTiedVocab, {2 * kB, 9}, gen, torch::kInt64);
+  if (kind != Model::RobertaMlm) return {ids, ids};
+  const at::Tensor every_third = (at::arange(9) % 3 == 1).expand({2 * kB, 9});
+  return {ids, at::where(every_third, ids, at::full_like(ids, -100))};
 }
 
 at::Tensor zero_gradient_sync_loss_of(Workload& w, const at::Tensor& x, const at::Tensor& y) {
   if (w.kind == Model::Net) return torch::mse_loss(w.net->forward(x), y);
-  return w.bert->forward(x, {}, {}, y).loss;
+  if (w.kind == Model::Bert) return w.bert->forward(x, {}, {}, y).loss;
+  return w.task_model->forward_batch({{"input_ids", x}, {"labels", y}}).loss;
 }
 
 std::vector<at::Tensor> trainable(Workload& w) {
@@ -175,9 +210,24 @@ struct Case {
   ZeroOptions options;
 };
 
-std::string model_name(Model m) { return m == Model::Net ? "Net" : "Bert"; }
+std::string model_name(Model m) {
+  switch (m) {
+    case Model::Net:
+      return "Net";
+    case Model::Bert:
+      return "Bert";
+    case Model::LlamaTied:
+      return "LlamaTied";
+    case Model::Gpt2Tied:
+      return "Gpt2Tied";
+    case Model::RobertaMlm:
+      return "RobertaMlm";
+  }
+  return "";
+}
 
 struct RankResult {
+  int64_t released = 0;  // parameters without data after prepare (partitioned by stage 3)
   std::vector<double> norms;
   ZeroStats stats;
   MemoryFootprint footprint;
@@ -191,6 +241,7 @@ std::vector<Workload> zero_ranks(const Case& c, double max_grad_norm, std::vecto
     Workload& w = ws[r];
     ZeroGradientSync sync(comm, c.options);
     sync.prepare(*w.module);
+    for (const at::Tensor& p : trainable(w)) results[r].released += p.numel() == 0 ? 1 : 0;
     sync.create(*w.module, spec_of(w));
     sync.zero_grad(trainable(w));
     for (int k = 0; k < kSteps; ++k) {
@@ -257,9 +308,16 @@ TEST_P(ZeroEquivalence, TwoRanksMatchDdpAndOneProcessWithAccumulationAndClipping
     } else if (c.options.stage < 3) {
       EXPECT_GT(s.reduce_collectives, s.reductions);  // one reduce per owner of a bucket's pieces
     }
-    // Stage 3 with the default persistence threshold keeps every parameter of the tiny BERT whole.
+    // Stage 3 with the default persistence threshold keeps every parameter of the tiny BERT whole; at 0 it
+    // partitions every one, the tied embeddings included.
     if (c.options.stage < 3 || c.options.stage3_param_persistence_threshold == 0) {
       EXPECT_GT(s.gathered_bytes, 0);
+    }
+    if (c.options.stage == 3 && c.options.stage3_param_persistence_threshold == 0) {
+      EXPECT_EQ(results[r].released, static_cast<int64_t>(trainable(ws[r]).size()));
+    }
+    if (c.options.stage == 3 && c.options.stage3_param_persistence_threshold == kTiedThreshold) {
+      EXPECT_GT(results[r].released, 0);
     }
   }
   // Parameters agree bit for bit across ranks.
@@ -306,6 +364,41 @@ std::vector<Case> cases() {
   }
   return out;
 }
+
+// The tied families: stages 1 and 2 against DDP, stage 3 with their matrices partitioned (threshold 32: norms
+// and biases whole), everything partitioned (0), with prefetching, and with the pieces offloaded.
+std::vector<Case> tied_cases() {
+  std::vector<Case> out;
+  for (Model m : {Model::LlamaTied, Model::Gpt2Tied, Model::RobertaMlm}) {
+    const std::string prefix = model_name(m);
+    for (int stage : {1, 2}) {
+      ZeroOptions o = opts(stage);
+      o.reduce_bucket_size = 2000;
+      o.allgather_bucket_size = 2000;
+      o.overlap_comm = true;
+      out.push_back({prefix + "Stage" + std::to_string(stage), m, o});
+    }
+    ZeroOptions matrices = opts(3);
+    matrices.stage3_param_persistence_threshold = kTiedThreshold;
+    out.push_back({prefix + "Stage3Matrices", m, matrices});
+    ZeroOptions all = matrices;
+    all.stage3_param_persistence_threshold = 0;
+    all.reduce_bucket_size = 2000;
+    out.push_back({prefix + "Stage3Threshold0", m, all});
+    ZeroOptions prefetch = all;
+    prefetch.overlap_comm = true;
+    prefetch.stage3_prefetch_bucket_size = 5000;  // about one layer ahead
+    out.push_back({prefix + "Stage3Threshold0Prefetch", m, prefetch});
+    ZeroOptions offload = prefetch;
+    offload.offload_param.device = "cpu";
+    offload.offload_optimizer.device = "cpu";
+    out.push_back({prefix + "Stage3OffloadParam", m, offload});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(TiedFamilies, ZeroEquivalence, ::testing::ValuesIn(tied_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(ZeroGradientSync, ZeroEquivalence, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });

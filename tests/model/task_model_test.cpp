@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/model/auto_model.h"
+#include "berth/model/bert_for_masked_lm.h"
 #include "berth/model/bert_for_sequence_classification.h"
 #include "berth/train/memory_estimate.h"
 #include "support/test_support.h"
@@ -115,6 +116,17 @@ TEST(TaskModel, ParameterCountsOverTheInterface) {
       (config.vocab_size + config.max_position_embeddings + config.type_vocab_size) * config.hidden_size;
   EXPECT_EQ(non_embedding_parameters(*model), total - embedding_weights);
   EXPECT_EQ(largest_block_parameters(*model), train::largest_bert_layer_parameters(config, 2));
+  // A masked LM's tied decoder runs inside "cls": the embeddings (the largest block with 400 words) and the
+  // head are gathered together.
+  BertConfig wide = config;
+  wide.vocab_size = 400;
+  BertForMaskedLm mlm(wide);
+  int64_t embeddings = 0, head = 0;
+  for (const auto& p : mlm->named_parameters()) {
+    if (p.key().rfind("bert.embeddings.", 0) == 0) embeddings += p.value().numel();
+    if (p.key().rfind("cls.", 0) == 0) head += p.value().numel();
+  }
+  EXPECT_EQ(largest_block_parameters(*mlm), embeddings + head);
 }
 
 TEST(TaskModel, SaveAndLoadThroughTheInterfaceRoundTrips) {

@@ -1,5 +1,6 @@
-// The Trainer end to end on a tiny BERT and synthetic data: determinism, bitwise resume, placement of a
-// model_init's model, checkpoints (rotation keeps the best, a crash mid-save loses nothing), HF output.
+// The Trainer end to end on a tiny BERT and synthetic data: determinism, bitwise resume (also of a tied GPT-2
+// causal LM), placement of a model_init's model, checkpoints (rotation keeps the best, a crash mid-save loses
+// nothing), HF output.
 #include "berth/train/trainer.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/data/split_mix64.h"
+#include "berth/model/auto_model.h"
+#include "berth/model/model_presets.h"
 #include "berth/model/pretrained.h"
 #include "berth/placement/place.h"
 #include "berth/train/checkpoint_dir.h"
@@ -33,12 +36,12 @@ struct Run {
 
 std::unique_ptr<Run> make_run(const TrainingArguments& args, double dropout = 0.1,
                               std::vector<std::shared_ptr<TrainerCallback>> callbacks = {},
-                              ComputeMetrics compute_metrics = {}) {
+                              ComputeMetrics compute_metrics = {}, ModelInit model_init = {}) {
   auto run = std::make_unique<Run>();
   TrainerOptions options;
   options.args = args;
-  options.model_init = [dropout](const Trial*) {
-    return BertForSequenceClassification(tiny_config(dropout)).ptr();
+  options.model_init = model_init ? std::move(model_init) : [dropout](const Trial*) {
+    return std::shared_ptr<TaskModel>(BertForSequenceClassification(tiny_config(dropout)).ptr());
   };
   options.train_dataset = synthetic_dataset(60, 1);
   options.eval_dataset = synthetic_dataset(24, 2);
@@ -85,7 +88,20 @@ TEST(Trainer, SameSeedGivesIdenticalWeightsAndAnotherSeedDoesNot) {
   EXPECT_FALSE(torch::equal(weights(*a->trainer).begin()->second, weights(*c->trainer).begin()->second));
 }
 
-TEST(Trainer, ResumeContinuesBitForBit) {
+// The model a resume test trains: the tiny BERT classifier, or GPT-2 (gpt2-tiny narrowed to hidden 16) as a
+// causal LM on the same texts, its lm_head tied to the embeddings; both with dropout 0.1.
+ModelInit resume_model_init(const std::string& family) {
+  if (family == "Bert") return {};
+  return [](const Trial*) {
+    PretrainedConfig config = model_preset("gpt2-tiny", tiny_config().vocab_size);
+    config.set_int("n_embd", 16);
+    return build_task_model(config, ModelTask::CausalLM);
+  };
+}
+
+class TrainerResume : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainerResume, ContinuesBitForBit) {
   // Dropout on, accumulation over 2 batches, a resume in the middle of an epoch: weights, optimizer moments,
   // schedule, data order and the dropout RNG must all continue exactly.
   TempDir dir;
@@ -93,22 +109,26 @@ TEST(Trainer, ResumeContinuesBitForBit) {
   args.gradient_accumulation_steps = 2;
   args.num_train_epochs = 3;
   args.warmup_steps = 2;
-  auto straight = make_run(args);
+  const ModelInit init = resume_model_init(GetParam());
+  auto straight = make_run(args, 0.1, {}, {}, init);
   straight->trainer->train();
 
   args.output_dir = dir.file("resumed");
   args.save_strategy = "steps";
   args.save_steps = 5;  // 4 steps per epoch: checkpoint-5 is one step into the second epoch
-  auto first = make_run(args, 0.1, {std::make_shared<StopAt>(5)});
+  auto first = make_run(args, 0.1, {std::make_shared<StopAt>(5)}, {}, init);
   first->trainer->train();
   ASSERT_TRUE(fs::exists(dir.file("resumed/checkpoint-5/optimizer.safetensors")));
   EXPECT_EQ(first->trainer->state().global_step, 5);
 
-  auto second = make_run(args);
+  auto second = make_run(args, 0.1, {}, {}, init);
   const TrainOutput out = second->trainer->train(std::string("latest"));
   EXPECT_EQ(out.global_step, straight->trainer->state().global_step);
   expect_bitwise_equal(weights(*straight->trainer), weights(*second->trainer));
 }
+
+INSTANTIATE_TEST_SUITE_P(Trainer, TrainerResume, ::testing::Values("Bert", "Gpt2"),
+                         [](const auto& info) { return info.param; });
 
 TEST(Trainer, ModelInitOnAnotherDeviceIsPlacedOrReported) {
   // meta stands in for a second device on a CPU-only machine (as in the placement tests): model_init

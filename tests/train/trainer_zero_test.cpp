@@ -1,6 +1,7 @@
 // ZeRO, DeepSpeed configs and mixed precision through `berth train`: the seed's DeepSpeed config refused on a
-// CPU (fp16) and trained with fp16 off on 2 ranks; stages 1-3 train as one process; checkpoints reshard to
-// another world size and stage; `berth export`; the memory estimate agrees with what ranks hold; bf16 on CPU.
+// CPU (fp16) and trained with fp16 off on 2 ranks; stages 1-3 train as DDP and as one process (BERT, RoBERTa,
+// a tied Llama causal LM); checkpoints reshard to another world size and stage; `berth export`; the memory
+// estimate agrees with what ranks hold; bf16 on CPU.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -32,6 +33,8 @@ class ZeroTraining : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::write_spam_ham_split(dir.file("train.jsonl"), 48, 0);
+    testing::write_spam_ham_split(dir.file("train_lm.jsonl"),
+                                  testing::family_train_rows(testing::TrainingFamily::Llama), 0);
     testing::write_spam_ham_split(dir.file("eval.jsonl"), 10, 1);
   }
   struct Run {
@@ -40,16 +43,15 @@ class ZeroTraining : public ::testing::Test {
     std::string extra = "";       // more flags (--deepspeed FILE, --fsdp ..., --resume-from-checkpoint ...)
     std::string save_steps = "";  // "" = no saves
     std::string max_grad_norm = "0.05";
+    testing::TrainingFamily family = testing::TrainingFamily::Bert;
   };
-  // bert-tiny without dropout (ranks and one process draw different dropout masks), accumulation 2 and
-  // clipping active, as the DDP equivalence tests.
+  // A small model without dropout (ranks and one process draw different dropout masks; bert-tiny unless
+  // another family is named), accumulation 2 and clipping active, as the DDP equivalence tests.
   std::string train_args(const std::string& out, const Run& run) const {
-    return "train --model-preset bert-tiny --tokenizer " + testing::tiny_bert_classifier_dir() +
-           " --config-overrides "
-           "max_position_embeddings=64,hidden_dropout_prob=0,attention_probs_dropout_prob=0"
-           " --train " +
-           dir.file("train.jsonl") + " --eval " + dir.file("eval.jsonl") + " --output-dir " + out +
-           " --per-device-train-batch-size " + std::to_string(run.batch) +
+    const bool lm = run.family == testing::TrainingFamily::Llama;
+    return "train " + testing::family_model_flags(run.family, dir.path().string()) + " --train " +
+           dir.file(lm ? "train_lm.jsonl" : "train.jsonl") + " --eval " + dir.file("eval.jsonl") +
+           " --output-dir " + out + " --per-device-train-batch-size " + std::to_string(run.batch) +
            " --gradient-accumulation-steps 2 --max-grad-norm " + run.max_grad_norm +
            " --learning-rate 1e-3 --weight-decay 0.01 --max-steps " + run.max_steps +
            (run.save_steps.empty() ? std::string(" --save-strategy no")
@@ -92,11 +94,13 @@ class ZeroTraining : public ::testing::Test {
     EXPECT_LE(worst, tolerance) << "largest difference in " << name;
   }
   // One process, batch 8: what every 2-rank x 4 run must reproduce.
-  std::string reference(const std::string& max_grad_norm = "0.05") {
-    const std::string out = dir.file("reference" + max_grad_norm);
+  std::string reference(const std::string& max_grad_norm = "0.05",
+                        testing::TrainingFamily family = testing::TrainingFamily::Bert) {
+    const std::string out = dir.file("reference" + max_grad_norm + testing::family_name(family));
     if (!std::ifstream(out + "/model.safetensors")) {
       Run run{8};
       run.max_grad_norm = max_grad_norm;
+      run.family = family;
       const auto one = train(out, run, 1);
       EXPECT_EQ(one.exit_code, 0) << one.output;
     }
@@ -124,15 +128,38 @@ TEST_F(ZeroTraining, TheSeedConfigWithoutFp16TrainsOnTwoRanksWithZero1AndCpuOffl
   expect_same_weights(reference("0"), dir.file("seed_cpu"), 1e-5);
 }
 
-TEST_F(ZeroTraining, Stages2And3TrainAsOneProcess) {
-  for (const int s : {2, 3}) {
+// For an encoder (BERT, RoBERTa) and a decoder (Llama, whose lm_head is tied to the embeddings: ZeRO-3 uses
+// that block twice per forward): 2 ranks at stages 1, 2, 3 and 3 with offload_param train as DDP and as one
+// process with the combined batch.
+class ZeroFamilyTraining : public ZeroTraining,
+                           public ::testing::WithParamInterface<testing::TrainingFamily> {};
+
+TEST_P(ZeroFamilyTraining, StagesOneToThreeTrainAsDdpAndAsOneProcess) {
+  const testing::TrainingFamily family = GetParam();
+  const std::string one = reference("0.05", family);
+  Run run{4};
+  run.family = family;
+  const auto ddp = train(dir.file("ddp"), run, 2);
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.output;
+  expect_same_weights(one, dir.file("ddp"), 1e-5);
+  for (const int s : {1, 2, 3}) {
     const std::string name = "stage" + std::to_string(s);
-    const std::string config = write_config(name + ".json", stage(s, true));
-    const auto two = train(dir.file(name), {4, "3", " --deepspeed " + config}, 2);
+    run.extra = " --deepspeed " + write_config(name + ".json", stage(s, true));
+    const auto two = train(dir.file(name), run, 2);
     ASSERT_EQ(two.exit_code, 0) << two.output;
     EXPECT_TRUE(contains(two.output, "zero-" + std::to_string(s))) << two.output;
-    expect_same_weights(reference(), dir.file(name), 1e-5);
+    expect_same_weights(dir.file("ddp"), dir.file(name), 1e-5);
+    expect_same_weights(one, dir.file(name), 1e-5);
   }
+  // Stage 3 with the parameter pieces and the optimizer in host memory.
+  nlohmann::json offload = stage(3, true);
+  offload["zero_optimization"]["offload_param"] = {{"device", "cpu"}};
+  offload["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}};
+  run.extra = " --deepspeed " + write_config("offload.json", offload);
+  const auto offloaded = train(dir.file("offload"), run, 2);
+  ASSERT_EQ(offloaded.exit_code, 0) << offloaded.output;
+  EXPECT_TRUE(contains(offloaded.output, "offload_param cpu")) << offloaded.output;
+  expect_same_weights(dir.file("ddp"), dir.file("offload"), 1e-5);
 }
 
 TEST_F(ZeroTraining, FsdpFullShardTrainsAsStage3) {
@@ -196,17 +223,26 @@ TEST_F(ZeroTraining, TheMemoryEstimateAgreesWithWhatEachRankHolds) {
   }
 }
 
-TEST_F(ZeroTraining, Bf16TrainsOnACpu) {
-  const auto result = train(dir.file("bf16"), {8, "3", " --bf16 true"}, 1);
+TEST_P(ZeroFamilyTraining, Bf16TrainsOnACpu) {
+  Run run{8, "3", " --bf16 true"};
+  run.family = GetParam();
+  const auto result = train(dir.file("bf16"), run, 1);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "bf16")) << result.output;
   const auto results = trainer_zero_read_json(dir.file("bf16/all_results.json"));
   const double loss = results.at("train_loss").get<double>();
   EXPECT_TRUE(std::isfinite(loss) && loss > 0) << results.dump();
   // bf16 computes differently from fp32, but not far from it: the same run's fp32 loss is close.
-  const auto fp32 = trainer_zero_read_json(reference() + "/all_results.json").at("train_loss").get<double>();
+  const auto fp32 = trainer_zero_read_json(reference("0.05", run.family) + "/all_results.json")
+                        .at("train_loss")
+                        .get<double>();
   EXPECT_NEAR(loss, fp32, 0.05 * fp32);
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, ZeroFamilyTraining,
+                         ::testing::Values(testing::TrainingFamily::Bert, testing::TrainingFamily::Roberta,
+                                           testing::TrainingFamily::Llama),
+                         [](const auto& info) { return testing::family_name(info.param); });
 
 TEST_F(ZeroTraining, AConfigThatContradictsTheArgumentsListsEveryConflict) {
   nlohmann::json config = seed_without_fp16();

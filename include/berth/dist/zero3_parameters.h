@@ -41,10 +41,12 @@ class PartitionedParameters {
   // per_parameter_partition(layout, rank, world, stage3_param_persistence_threshold): this rank keeps its
   // piece of each (on the CPU when offload_param is on), every partitioned parameter's data is released,
   // and layer hooks are installed on the model (a berth::LayeredModel, as every berth::TaskModel is; any
-  // other module: berth::Error naming what stage 3 needs). Full parameters are gathered per block before its
-  // forward and before its backward, and released after each; with overlap_comm the next block's gather
-  // starts early (stage3_prefetch_bucket_size elements ahead at most, in the block order of the first
-  // forward). A gather is one all-reduce of the block's buffer, zeros except this rank's pieces (exact: the
+  // other module: berth::Error naming what stage 3 needs). Full parameters are gathered per block before each
+  // use's forward and before its backward, and released when no use of the block is live (a block used twice,
+  // as a tied decoder uses the embeddings, is gathered for each use; a tied parameter's gradient is the sum
+  // over its uses when the gradient hooks see it); with overlap_comm the next uses' gathers start early
+  // (stage3_prefetch_bucket_size elements ahead at most, in the use order of the first forward, reversed in
+  // backward). A gather is one all-reduce of the block's buffer, zeros except this rank's pieces (exact: the
   // pieces are disjoint). Released parameters' data are empty tensors of their dtype and device.
   void partition(torch::nn::Module& model, const FlatLayout& layout);
   // Full parameters back in place, hooks removed (before another partition() or when training ends).

@@ -63,7 +63,8 @@ struct BertForMaskedLmImpl : torch::nn::Module, TaskModel {
   torch::nn::Module& module() override { return *this; }
   TaskModelInfo info() const override;
   void save_pretrained(const std::string& dir) const override;
-  // "bert.embeddings", "bert.encoder.layer.<i>", "cls".
+  // "bert.embeddings", "bert.encoder.layer.<i>", "cls", then "bert.embeddings" again: the tied output
+  // layer's use, inside "cls".
   std::vector<std::string> hook_blocks() const override;
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
 

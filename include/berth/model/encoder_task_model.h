@@ -69,15 +69,16 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   // The family's forward with checked inputs: input_ids (B, T), mask (B, T) 1/0, types (B, T) -> logits.
   virtual at::Tensor compute_logits(const at::Tensor& input_ids, const at::Tensor& mask,
                                     const at::Tensor& types) = 0;
-  // fn(input) run as block `block`: the hooks wrap it when set and `block` is one of hook_blocks() (the
-  // embeddings of a masked-LM model are not, see set_blocks).
+  // fn(input) run as block `block`: the hooks wrap it when set and `block` is one of hook_blocks().
   at::Tensor run_block(const std::string& block, const at::Tensor& input,
                        const std::function<at::Tensor(const at::Tensor&)>& fn);
+  // fn(input) as a second use of the word embeddings' block: a masked-LM head's tied decoder, which reads the
+  // word embeddings again (called inside the head block that holds the decoder's bias).
+  at::Tensor run_tied_decoder(const at::Tensor& input,
+                              const std::function<at::Tensor(const at::Tensor&)>& fn);
   // The hook blocks in forward order: `embeddings` (the base model's embedding blocks, the first holding the
-  // word embeddings), `layers`, then `head` (the head's top-level modules). A masked-LM head reads the word
-  // embeddings again in its tied decoder, after their block would have been released under ZeRO-3, so for
-  // that task the first embeddings block is left out: ZeRO-3 keeps those tensors whole (its
-  // stage3_param_persistence_threshold must then cover them; it says so, naming the tensor, when not).
+  // word embeddings), `layers`, then `head` (the head's top-level modules); a masked-LM model's tied decoder
+  // uses the first embeddings block again, last (run_tied_decoder).
   void set_blocks(const std::vector<std::string>& embeddings, const std::vector<std::string>& layers,
                   const std::vector<std::string>& head);
   void set_shape(const EncoderShape& shape) { shape_ = shape; }
@@ -88,6 +89,7 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   CheckpointLayout layout_;
   EncoderShape shape_;
   std::vector<std::string> blocks_;
+  std::string word_embeddings_block_;
   std::shared_ptr<LayerHooks> hooks_;
 };
 

@@ -121,9 +121,9 @@ struct GPT2TaskModelImpl : torch::nn::Module, TaskModel {
   torch::nn::Module& module() override { return *this; }
   TaskModelInfo info() const override;
   void save_pretrained(const std::string& dir) const override;
-  // "transformer.wte", "transformer.wpe", "transformer.h.<i>", "transformer.ln_f", then "lm_head" or "score".
+  // "transformer.wte", "transformer.wpe", "transformer.h.<i>", "transformer.ln_f", then "lm_head" or
+  // "score"; a tied head (tie_word_embeddings) is a second use of "transformer.wte", last.
   std::vector<std::string> hook_blocks() const override;
-  // Tied word embeddings (used by the first and the last block) are refused: ZeRO-3 gathers each block once.
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
 
   PretrainedConfig config;

@@ -126,9 +126,9 @@ struct LlamaTaskModelImpl : torch::nn::Module, TaskModel {
   torch::nn::Module& module() override { return *this; }
   TaskModelInfo info() const override;
   void save_pretrained(const std::string& dir) const override;
-  // "model.embed_tokens", "model.layers.<i>", "model.norm", then "lm_head" or "score".
+  // "model.embed_tokens", "model.layers.<i>", "model.norm", then "lm_head" or "score"; a tied head
+  // (tie_word_embeddings) is a second use of "model.embed_tokens", last.
   std::vector<std::string> hook_blocks() const override;
-  // Tied word embeddings (used by the first and the last block) are refused: ZeRO-3 gathers each block once.
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
 
   PretrainedConfig config;

@@ -53,8 +53,12 @@ TORCH_MODULE(RobertaModel);
 // bias.
 struct RobertaLMHeadImpl : torch::nn::Module {
   explicit RobertaLMHeadImpl(const BertConfig& config);
-  // hidden: (B, T, C), word_embeddings: (V, C) -> (B, T, V)
+  // hidden: (B, T, C), word_embeddings: (V, C) -> (B, T, V): decode(transform(hidden))
   at::Tensor forward(const at::Tensor& hidden, const at::Tensor& word_embeddings);
+  // hidden: (B, T, C) -> (B, T, C): dense, GELU, layer_norm
+  at::Tensor transform(const at::Tensor& hidden);
+  // x: (B, T, C), word_embeddings: (V, C) -> (B, T, V): the tied decoder with this head's bias
+  at::Tensor decode(const at::Tensor& x, const at::Tensor& word_embeddings);
 
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm layer_norm{nullptr};

@@ -66,7 +66,8 @@ const at::Tensor& batch_input_ids(const Batch& batch, const std::string& model);
 // HF's num_parameters(exclude_embeddings=True): every parameter outside torch::nn::Embedding modules (the
 // 6 × tokens × parameters FLOP count uses it).
 int64_t non_embedding_parameters(TaskModel& model);
-// The most parameters any one hook block holds: what ZeRO-3 gathers at once.
+// The most parameters ZeRO-3 gathers at once: the largest hook block, or a block used again (a tied
+// decoder) together with the block used just before it, in which that use may nest.
 int64_t largest_block_parameters(TaskModel& model);
 
 }  // namespace berth
