@@ -90,7 +90,7 @@ void encoder_zero3_matches(const std::string& name, ModelTask task, int64_t thre
 }
 
 TEST(EncoderZero3, EveryHeadOfEveryFamilyMatchesTheUnpartitionedModel) {
-  for (const std::string family : {"roberta", "distilbert", "electra"}) {
+  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert"}) {
     encoder_zero3_matches(family + "_sequence_classification", ModelTask::SequenceClassification, 32);
     encoder_zero3_matches(family + "_token_classification", ModelTask::TokenClassification, 32);
     encoder_zero3_matches(family + "_question_answering", ModelTask::QuestionAnswering, 32);
@@ -110,7 +110,7 @@ TEST(EncoderZero3, MaskedLmKeepsTheTiedEmbeddingsWhole) {
     berth::testing::expect_contains(error, {"roberta.embeddings.", "stage3_param_persistence_threshold"});
   // Whole (vocab 60 x hidden 32 at most), the tied decoder reads them and every gradient matches, with the
   // wider feed-forward weights partitioned.
-  for (const std::string family : {"roberta", "distilbert", "electra"})
+  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert"})
     encoder_zero3_matches(family + "_masked_lm", ModelTask::MaskedLM, 60 * 32, /*wide=*/true);
 }
 
