@@ -273,6 +273,59 @@ TEST(EncoderFamilies, FreshModelsGetHfInitWithZeroPaddingRowsAndDecoderBiases) {
   EXPECT_EQ(positions[1].abs().sum().item<double>(), 0.0);
 }
 
+TEST(EncoderFamilies, ModernBertReadsTheHubsOlderFieldsAndSparsePrediction) {
+  // Hub checkpoints predating transformers 5 name the thetas and the global layers' period, not
+  // rope_parameters and layer_types: the same model (thetas 500 and 77, every third layer global).
+  const std::string name = "modernbert_mean_sequence_classification";
+  const auto golden = berth::io::SafetensorsFile::open(encoder_case_dir(name) + "/golden.safetensors");
+  auto logits_with = [&](double local_theta) {
+    const berth::testing::TempDir tmp;
+    const std::string dir = encoder_case_with(tmp, name, "global_rope_theta", "500.0");
+    berth::PretrainedConfig config = berth::PretrainedConfig::load(dir + "/config.json");
+    config.set_null("rope_parameters");
+    config.set_null("layer_types");
+    config.set_number("local_rope_theta", local_theta);
+    config.set_int("global_attn_every_n_layers", 3);
+    config.save(dir + "/config.json");
+    auto model = berth::load_task_model(dir).model;
+    model->module().eval();
+    torch::NoGradGuard no_grad;
+    return model->forward_batch(encoder_golden_batch(golden)).logits;
+  };
+  expect_encoder_close(logits_with(77.0), golden.tensor("logits"), "logits from the older fields");
+  EXPECT_GT((logits_with(10000.0) - golden.tensor("logits")).abs().max().item<double>(), 1e-3);
+
+  // sparse_prediction drops only what the loss ignores: HF's loss.
+  const berth::testing::TempDir tmp;
+  const std::string mlm = encoder_case_with(tmp, "modernbert_masked_lm", "sparse_prediction", "true");
+  auto model = berth::load_task_model(mlm).model;
+  model->module().eval();
+  const auto mlm_golden =
+      berth::io::SafetensorsFile::open(encoder_case_dir("modernbert_masked_lm") + "/golden.safetensors");
+  expect_encoder_close(model->forward_batch(encoder_golden_batch(mlm_golden)).loss, mlm_golden.tensor("loss"),
+                       "sparse-prediction loss");
+}
+
+TEST(EncoderFamilies, ModernBertInBfloat16RunsCloseToTheFloat32Reference) {
+  for (const EncoderCase& c : encoder_cases()) {
+    if (c.name.rfind("modernbert", 0) != 0) continue;
+    berth::PretrainedOptions options;
+    options.dtype = at::kBFloat16;
+    auto model = berth::load_task_model(encoder_case_dir(c.name), options, c.task).model;
+    model->module().eval();
+    const auto golden = berth::io::SafetensorsFile::open(encoder_case_dir(c.name) + "/golden.safetensors");
+    torch::NoGradGuard no_grad;
+    const berth::TaskOutput out = model->forward_batch(encoder_golden_batch(golden));
+    EXPECT_EQ(out.logits.scalar_type(), at::kBFloat16) << c.name;
+    // bfloat16 keeps 8 bits of mantissa: a few percent of the logits' range over 4 layers.
+    const at::Tensor expected = golden.tensor("logits");
+    const double range = expected.abs().max().item<double>();
+    EXPECT_LT((out.logits.to(at::kFloat) - expected).abs().max().item<double>(), 0.1 * range) << c.name;
+    const double loss = golden.tensor("loss").item<double>();
+    EXPECT_NEAR(out.loss.to(at::kFloat).item<double>(), loss, 0.05 * loss) << c.name;
+  }
+}
+
 // The standard deviation of a normal truncated at +-2 standard deviations (ModernBERT's cutoff factor), per
 // unit of the untruncated one.
 constexpr double kModernBertTruncatedStd = 0.8796;
