@@ -8,6 +8,7 @@
 #include "berth/model/electra_family.h"
 #include "berth/model/gpt2_family.h"
 #include "berth/model/llama_family.h"
+#include "berth/model/modernbert_family.h"
 #include "berth/model/roberta_family.h"
 #include "berth/placement/inspect.h"
 #include "core/text.h"
@@ -85,8 +86,8 @@ std::string supported_types() {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> families = {
-      bert_family(), roberta_family(), xlm_roberta_family(), distilbert_family(), electra_family(),
-      gpt2_family(), llama_family(),   mistral_family(),     qwen2_family(),
+      bert_family(),       roberta_family(), xlm_roberta_family(), distilbert_family(), electra_family(),
+      modernbert_family(), gpt2_family(),    llama_family(),       mistral_family(),    qwen2_family(),
   };
   return families;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # purpose: encoder-family goldens from HF transformers itself (transformers==5.24.0, pinned in
-# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT and ELECTRA with each task head berth implements,
-# on tiny random configs in eager attention (logits, loss, every parameter's gradient).
+# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA and ModernBERT with each task head berth
+# implements, on tiny random configs in eager attention (logits, loss, every parameter's gradient).
 #
 # Usage: scripts/python tests/goldens/encoder_goldens.py OUT_DIR. Offline: models are built from configs, never
 # downloaded. Every file is written by the libraries (save_pretrained with safe_serialization,
@@ -10,10 +10,12 @@
 # Per case, OUT_DIR/encoders/<family>_<task>/ holds
 #   config.json, model.safetensors  transformers' save_pretrained of the model (tied weights left out, as HF does)
 #   golden.safetensors              input_ids, attention_mask (rows padded at the end), token_type_ids (zeros, as
-#                                   berth's collator adds them), labels or start_positions/end_positions, logits
-#                                   ((B, T, 2) start/end for question answering), loss, and grad.<name> for every
+#                                   berth's collator adds them; DistilBERT and ModernBERT take none), labels or
+#                                   start_positions/end_positions, logits ((B, T, 2) start/end for question
+#                                   answering), loss, and grad.<name> for every
 #                                   tensor model.safetensors holds (a tied parameter once, under the name
 #                                   save_pretrained keeps)
+# The modernbert_mean case (sequence classification only) pools by the mean with every optional bias on.
 # cases.txt lists the cases; stamp is written last.
 
 import os
@@ -46,6 +48,15 @@ def bert_like(**overrides):
     return c
 
 
+def modernbert_like(**overrides):
+    c = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+             global_attn_every_n_layers=3, local_attention=4, max_position_embeddings=20, pad_token_id=0,
+             bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2, embedding_dropout=0.1,
+             attention_dropout=0.1, mlp_dropout=0.1, classifier_dropout=0.1)
+    c.update(overrides)
+    return c
+
+
 # family -> (config class, class-name prefix, config arguments, pad id)
 FAMILIES = {
     "roberta": (transformers.RobertaConfig, "Roberta", bert_like(pad_token_id=1, bos_token_id=0, eos_token_id=2), 1),
@@ -57,7 +68,18 @@ FAMILIES = {
                         sinusoidal_pos_embds=False), 0),
     "electra": (transformers.ElectraConfig, "Electra",
                 bert_like(embedding_size=24, type_vocab_size=2, pad_token_id=0, layer_norm_eps=1e-12), 0),
+    # Layers 0 and 3 global, 1 and 2 local with a window of 4 (|i - j| <= 2): it cuts at LENGTH 9, and a padded
+    # row's last queries see only padding there. Dropouts on, so training differs from evaluation.
+    "modernbert": (transformers.ModernBertConfig, "ModernBert", modernbert_like(), 0),
+    # Mean pooling, every optional bias on, other activations and rope thetas.
+    "modernbert-mean": (transformers.ModernBertConfig, "ModernBert",
+                        modernbert_like(classifier_pooling="mean", attention_bias=True, mlp_bias=True,
+                                        norm_bias=True, classifier_bias=True, decoder_bias=True,
+                                        hidden_activation="gelu_new", classifier_activation="relu",
+                                        global_rope_theta=500.0, local_rope_theta=77.0), 0),
 }
+# Families written for some tasks only (the others add nothing over the family above them).
+FAMILY_TASKS = {"modernbert-mean": ("sequence-classification",)}
 
 
 def randomize(model, generator):
@@ -114,7 +136,7 @@ def run_case(root, family, task, seed):
     ids, mask = inputs(pad_id, generator)
     labels = task_labels(task, mask, num_labels, generator)
     types = torch.zeros_like(ids)
-    kwargs = {} if family == "distilbert" else {"token_type_ids": types}
+    kwargs = {} if family.startswith(("distilbert", "modernbert")) else {"token_type_ids": types}
     out = model(input_ids=ids, attention_mask=mask, **kwargs, **labels)
     out.loss.backward()
     logits = torch.stack([out.start_logits, out.end_logits], -1) if task == "question-answering" else out.logits
@@ -148,7 +170,7 @@ def main():
     torch.manual_seed(0)  # HF's own init runs before randomize() replaces every weight
     names = []
     for i, family in enumerate(FAMILIES):
-        for j, task in enumerate(TASKS):
+        for j, task in enumerate(FAMILY_TASKS.get(family, TASKS)):
             names.append(run_case(root, family, task, seed=200 + 10 * i + j))
     write_text(os.path.join(root, "encoders", "cases.txt"), "".join(n + "\n" for n in names))
     write_text(os.path.join(root, "encoders", "stamp"), "done\n")

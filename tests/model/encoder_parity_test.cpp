@@ -1,4 +1,4 @@
-// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA) with HF transformers
+// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT) with HF transformers
 // (tests/goldens/encoder_goldens.py): each family and task head loaded through load_task_model gives HF's
 // logits, loss and every parameter's gradient, and save_pretrained writes HF's names back.
 #include "berth/io/safetensors.h"
@@ -32,8 +32,10 @@ std::vector<EncoderCase> encoder_cases() {
       {"masked_lm", ModelTask::MaskedLM},
       {"question_answering", ModelTask::QuestionAnswering}};
   std::vector<EncoderCase> cases;
-  for (const std::string family : {"roberta", "xlm_roberta", "distilbert", "electra"})
+  for (const std::string family : {"roberta", "xlm_roberta", "distilbert", "electra", "modernbert"})
     for (const auto& [suffix, task] : tasks) cases.push_back({family + "_" + suffix, task});
+  // Mean pooling with every optional bias on.
+  cases.push_back({"modernbert_mean_sequence_classification", ModelTask::SequenceClassification});
   return cases;
 }
 
@@ -146,16 +148,24 @@ std::string encoder_case_with(const berth::testing::TempDir& tmp, const std::str
 }
 
 TEST(EncoderFamilies, UnsupportedConfigValuesAreRefusedNamingTheField) {
-  berth::testing::TempDir tmp;
   const std::vector<std::vector<std::string>> cases = {
       {"roberta_sequence_classification", "position_embedding_type", "\"relative_key\""},
       {"roberta_masked_lm", "tie_word_embeddings", "false"},
       {"xlm_roberta_token_classification", "is_decoder", "true"},
       {"distilbert_sequence_classification", "sinusoidal_pos_embds", "true"},
       {"electra_question_answering", "hidden_act", "\"swish\""},
+      {"modernbert_sequence_classification", "classifier_pooling", "\"max\""},
+      {"modernbert_masked_lm", "tie_word_embeddings", "false"},
+      {"modernbert_token_classification", "layer_types",
+       "[\"full_attention\", \"chunked_attention\", \"sliding_attention\", \"full_attention\"]"},
+      {"modernbert_question_answering", "rope_parameters",
+       "{\"full_attention\": {\"rope_type\": \"yarn\", \"rope_theta\": 10.0, \"factor\": 2.0}}"},
+      {"modernbert_sequence_classification", "hidden_activation", "\"silu\""},
+      {"modernbert_masked_lm", "head_dim", "16"},
   };
   for (const auto& c : cases) {
-    const std::string dir = encoder_case_with(tmp, c[0], c[1], c[2]);
+    const berth::testing::TempDir case_tmp;  // a case may appear twice, with another field
+    const std::string dir = encoder_case_with(case_tmp, c[0], c[1], c[2]);
     const std::string message = berth::testing::error_text([&] { berth::load_task_model(dir); });
     berth::testing::expect_contains(message, {c[1], "Fix:"});
   }
@@ -259,6 +269,100 @@ TEST(EncoderFamilies, FreshModelsGetHfInitWithZeroPaddingRowsAndDecoderBiases) {
   const at::Tensor positions =
       model->module().named_parameters()["roberta.embeddings.position_embeddings.weight"];
   EXPECT_EQ(positions[1].abs().sum().item<double>(), 0.0);
+}
+
+TEST(EncoderFamilies, ModernBertReadsTheHubsOlderFieldsAndSparsePrediction) {
+  // Hub checkpoints predating transformers 5 name the thetas and the global layers' period, not
+  // rope_parameters and layer_types: the same model (thetas 500 and 77, every third layer global).
+  const std::string name = "modernbert_mean_sequence_classification";
+  const auto golden = berth::io::SafetensorsFile::open(encoder_case_dir(name) + "/golden.safetensors");
+  auto logits_with = [&](double local_theta) {
+    const berth::testing::TempDir tmp;
+    const std::string dir = encoder_case_with(tmp, name, "global_rope_theta", "500.0");
+    berth::PretrainedConfig config = berth::PretrainedConfig::load(dir + "/config.json");
+    config.set_null("rope_parameters");
+    config.set_null("layer_types");
+    config.set_number("local_rope_theta", local_theta);
+    config.set_int("global_attn_every_n_layers", 3);
+    config.save(dir + "/config.json");
+    auto model = berth::load_task_model(dir).model;
+    model->module().eval();
+    torch::NoGradGuard no_grad;
+    return model->forward_batch(encoder_golden_batch(golden)).logits;
+  };
+  expect_encoder_close(logits_with(77.0), golden.tensor("logits"), "logits from the older fields");
+  EXPECT_GT((logits_with(10000.0) - golden.tensor("logits")).abs().max().item<double>(), 1e-3);
+
+  // sparse_prediction drops only what the loss ignores: HF's loss.
+  const berth::testing::TempDir tmp;
+  const std::string mlm = encoder_case_with(tmp, "modernbert_masked_lm", "sparse_prediction", "true");
+  auto model = berth::load_task_model(mlm).model;
+  model->module().eval();
+  const auto mlm_golden =
+      berth::io::SafetensorsFile::open(encoder_case_dir("modernbert_masked_lm") + "/golden.safetensors");
+  expect_encoder_close(model->forward_batch(encoder_golden_batch(mlm_golden)).loss, mlm_golden.tensor("loss"),
+                       "sparse-prediction loss");
+}
+
+TEST(EncoderFamilies, ModernBertInBfloat16RunsCloseToTheFloat32Reference) {
+  for (const EncoderCase& c : encoder_cases()) {
+    if (c.name.rfind("modernbert", 0) != 0) continue;
+    berth::PretrainedOptions options;
+    options.dtype = at::kBFloat16;
+    auto model = berth::load_task_model(encoder_case_dir(c.name), options, c.task).model;
+    model->module().eval();
+    const auto golden = berth::io::SafetensorsFile::open(encoder_case_dir(c.name) + "/golden.safetensors");
+    torch::NoGradGuard no_grad;
+    const berth::TaskOutput out = model->forward_batch(encoder_golden_batch(golden));
+    EXPECT_EQ(out.logits.scalar_type(), at::kBFloat16) << c.name;
+    // bfloat16 keeps 8 bits of mantissa: a few percent of the logits' range over 4 layers.
+    const at::Tensor expected = golden.tensor("logits");
+    const double range = expected.abs().max().item<double>();
+    EXPECT_LT((out.logits.to(at::kFloat) - expected).abs().max().item<double>(), 0.1 * range) << c.name;
+    const double loss = golden.tensor("loss").item<double>();
+    EXPECT_NEAR(out.loss.to(at::kFloat).item<double>(), loss, 0.05 * loss) << c.name;
+  }
+}
+
+// The standard deviation of a normal truncated at +-2 standard deviations (ModernBERT's cutoff factor), per
+// unit of the untruncated one.
+constexpr double kModernBertTruncatedStd = 0.8796;
+
+TEST(EncoderFamilies, FreshModernBertGetsHfTruncatedNormalInit) {
+  const berth::PretrainedConfig config =
+      berth::PretrainedConfig::load(encoder_case_dir("modernbert_masked_lm") + "/config.json");
+  auto model = berth::build_task_model(config, ModelTask::MaskedLM, {true, 7});
+  auto params = model->module().named_parameters();
+  auto expect_truncated = [&](const std::string& name, double std) {
+    ASSERT_TRUE(params.contains(name)) << name;
+    const at::Tensor p = params[name];
+    EXPECT_NEAR(p.std().item<double>(), std * kModernBertTruncatedStd, 0.1 * std) << name;
+    EXPECT_LE(p.abs().max().item<double>(), 2 * std) << name;
+  };
+  const double range = config.get_number("initializer_range");
+  const double out = range / std::sqrt(2.0 * static_cast<double>(config.get_int("num_hidden_layers")));
+  expect_truncated("model.embeddings.tok_embeddings.weight", range);
+  expect_truncated("model.layers.1.attn.Wqkv.weight", range);
+  expect_truncated("model.layers.1.mlp.Wi.weight", range);
+  expect_truncated("model.layers.1.attn.Wo.weight", out);
+  expect_truncated("model.layers.2.mlp.Wo.weight", out);
+  expect_truncated("head.dense.weight", out);
+  // HF draws the padding row with the rest (its trunc_normal_ runs after Embedding's own zeroing).
+  const at::Tensor words = params["model.embeddings.tok_embeddings.weight"];
+  EXPECT_GT(words[config.get_int("pad_token_id")].abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(params["decoder.bias"].abs().sum().item<double>(), 0.0);
+  EXPECT_TRUE(torch::equal(params["model.final_norm.weight"], torch::ones({config.get_int("hidden_size")})));
+  EXPECT_FALSE(params.contains("decoder.weight"));
+  EXPECT_FALSE(params.contains("model.layers.0.attn_norm.weight"));  // HF's Identity on layer 0
+
+  auto classifier = berth::build_task_model(config, ModelTask::SequenceClassification, {true, 7});
+  params = classifier->module().named_parameters();
+  expect_truncated("classifier.weight", 1.0 / std::sqrt(static_cast<double>(config.get_int("hidden_size"))));
+  EXPECT_EQ(params["classifier.bias"].abs().sum().item<double>(), 0.0);
+  // The same seed draws the same weights.
+  auto again = berth::build_task_model(config, ModelTask::SequenceClassification, {true, 7});
+  EXPECT_TRUE(
+      torch::equal(again->module().named_parameters()["classifier.weight"], params["classifier.weight"]));
 }
 
 TEST(EncoderFamilies, TrainingModeRunsDropoutAndBackward) {

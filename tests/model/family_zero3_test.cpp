@@ -119,7 +119,7 @@ void family_zero3_matches(const FamilyZero3Case& c, int64_t threshold, bool over
 }
 
 TEST(FamilyZero3, EveryEncoderHeadOfEveryFamilyMatchesTheUnpartitionedModel) {
-  for (const std::string family : {"roberta", "distilbert", "electra"}) {
+  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert"}) {
     for (const auto& [head, task] :
          {std::pair<std::string, ModelTask>{"_sequence_classification", ModelTask::SequenceClassification},
           {"_token_classification", ModelTask::TokenClassification},
@@ -132,7 +132,7 @@ TEST(FamilyZero3, EveryEncoderHeadOfEveryFamilyMatchesTheUnpartitionedModel) {
 // in the head's block. Partitioned at 32 elements (the embeddings included) and at 0 (everything), with and
 // without prefetching.
 TEST(FamilyZero3, MaskedLmHeadsPartitionTheTiedEmbeddings) {
-  for (const std::string family : {"roberta", "distilbert", "electra"}) {
+  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert"}) {
     const FamilyZero3Case c{"encoders", family + "_masked_lm", ModelTask::MaskedLM};
     family_zero3_matches(c, 32);
     family_zero3_matches(c, 0, /*overlap=*/true);

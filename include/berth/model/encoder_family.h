@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,17 @@ struct EncoderNames {
   std::vector<std::string> head_prefixes;  // every head's module names, each with a trailing dot
 };
 
+// HF's _init_weights of a family whose modules BERT's rule (init_encoder_weights) does not cover.
+using EncoderInit = std::function<void(const PretrainedConfig& config, torch::nn::Module& module,
+                                       std::optional<uint64_t> seed)>;
+
 // The family's model for a config and task, given the layout encoder_family made for them.
 using EncoderBuilder =
     std::function<std::shared_ptr<TaskModel>(const PretrainedConfig& config, ModelTask task,
                                              const CheckpointLayout& layout, const TaskModelInit& init)>;
 
 // Sequence classification, token classification, masked LM and question answering; HF's _init_weights
-// (init_encoder_weights) at the config's initializer_range.
-ModelFamily encoder_family(EncoderNames names, EncoderBuilder build);
+// (`init`, else init_encoder_weights at the config's initializer_range).
+ModelFamily encoder_family(EncoderNames names, EncoderBuilder build, EncoderInit init = nullptr);
 
 }  // namespace berth
