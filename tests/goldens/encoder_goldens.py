@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # purpose: encoder-family goldens from HF transformers itself (transformers==5.24.0, pinned in
-# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT and ELECTRA with each task head berth implements,
+# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT and ELECTRA with each task head berth implements
+# (BERT with its token-classification and question-answering heads),
 # on tiny random configs in eager attention (logits, loss, every parameter's gradient).
 #
 # Usage: scripts/python tests/goldens/encoder_goldens.py OUT_DIR. Offline: models are built from configs, never
@@ -57,7 +58,11 @@ FAMILIES = {
                         sinusoidal_pos_embds=False), 0),
     "electra": (transformers.ElectraConfig, "Electra",
                 bert_like(embedding_size=24, type_vocab_size=2, pad_token_id=0, layer_norm_eps=1e-12), 0),
+    "bert": (transformers.BertConfig, "Bert", bert_like(type_vocab_size=2, pad_token_id=0, layer_norm_eps=1e-12), 0),
 }
+# The heads each family is checked with here (BERT's sequence-classification and masked-LM heads have their own
+# goldens, bert_goldens.py and bert_mlm_goldens.py).
+FAMILY_TASKS = {"bert": ("token-classification", "question-answering")}
 
 
 def randomize(model, generator):
@@ -149,6 +154,8 @@ def main():
     names = []
     for i, family in enumerate(FAMILIES):
         for j, task in enumerate(TASKS):
+            if task not in FAMILY_TASKS.get(family, TASKS):
+                continue
             names.append(run_case(root, family, task, seed=200 + 10 * i + j))
     write_text(os.path.join(root, "encoders", "cases.txt"), "".join(n + "\n" for n in names))
     write_text(os.path.join(root, "encoders", "stamp"), "done\n")

@@ -1,4 +1,5 @@
-// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA) with HF transformers
+// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA; BERT's token heads) with HF
+// transformers
 // (tests/goldens/encoder_goldens.py): each family and task head loaded through load_task_model gives HF's
 // logits, loss and every parameter's gradient, and save_pretrained writes HF's names back.
 #include "berth/io/safetensors.h"
@@ -34,6 +35,9 @@ std::vector<EncoderCase> encoder_cases() {
   std::vector<EncoderCase> cases;
   for (const std::string family : {"roberta", "xlm_roberta", "distilbert", "electra"})
     for (const auto& [suffix, task] : tasks) cases.push_back({family + "_" + suffix, task});
+  // BERT's token heads (its sequence-classification and masked-LM heads: bert_parity_test.cpp).
+  cases.push_back({"bert_token_classification", ModelTask::TokenClassification});
+  cases.push_back({"bert_question_answering", ModelTask::QuestionAnswering});
   return cases;
 }
 
