@@ -95,7 +95,6 @@ nlohmann::json group_entities(const nlohmann::json& words, const WordRow& row) {
     last_type = type;
   }
   for (auto& e : entities) {  // the entity's text as it stands in the input
-    std::u32string text;
     const size_t start = e["start"], end = e["end"];
     size_t point = 0, byte_start = 0, byte_end = row.text.size();
     for (size_t i = 0; i <= row.text.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
 
@@ -59,6 +60,36 @@ TEST(WordTagDataset, AlignsTheFirstSubTokenOfEachWord) {
   const berth::Batch padded = berth::data::collate(encoded, {1}, 0, 8, berth::data::BatchLabels::TokenLabels);
   EXPECT_EQ(padded.at("labels").size(1), 8);
   EXPECT_EQ(padded.at("labels")[0][7].item<int64_t>(), -100);
+}
+
+// (B, T) int64 from a JSON list of rows.
+at::Tensor word_tag_rows(const nlohmann::json& rows) {
+  std::vector<at::Tensor> out;
+  for (const auto& row : rows) out.push_back(torch::tensor(row.get<std::vector<int64_t>>(), at::kLong));
+  return at::stack(out);
+}
+
+TEST(WordTagDataset, BatchesEqualDataCollatorForTokenClassification) {
+  std::ifstream in(berth::testing::golden_dir() + "/data/token_collator.json");
+  ASSERT_TRUE(in.good()) << "missing golden data/token_collator.json";
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  std::vector<berth::data::WordTagExample> examples;
+  for (const auto& row : golden["rows"])
+    examples.push_back(
+        {row["words"].get<std::vector<std::string>>(), row["tags"].get<std::vector<int64_t>>(), 0});
+  const berth::data::WordTagDataset dataset(examples,
+                                            berth::data::LabelMap({"O", "B-A", "I-A", "B-B", "I-B"}));
+  const auto tokenizer = berth::tokenizer::load_tokenizer(berth::testing::bert_base_uncased_dir());
+  const auto encoded = berth::data::encode_word_tags(dataset, tokenizer, golden["max_length"].get<size_t>());
+  ASSERT_EQ(golden["batches"].size(), 4u);
+  for (const auto& expected : golden["batches"]) {
+    const berth::Batch batch = berth::data::collate(
+        encoded, expected["rows"].get<std::vector<size_t>>(), tokenizer.pad_token_id(),
+        expected["pad_to_multiple_of"].get<size_t>(), berth::data::BatchLabels::TokenLabels);
+    for (const char* name : {"input_ids", "attention_mask", "labels"})
+      EXPECT_TRUE(torch::equal(batch.at(name), word_tag_rows(expected[name])))
+          << name << " of rows " << expected["rows"];
+  }
 }
 
 TEST(WordTagDataset, RefusesRowsThatDoNotFit) {
