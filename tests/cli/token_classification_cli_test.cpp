@@ -116,6 +116,32 @@ TEST(TokenClassificationCli, TrainsEvaluatesAndPredictsWords) {
   EXPECT_EQ(tokens_row["words"][2].at("label"), "B-NUM");
 }
 
+// Two ranks, each predicting its share in batches of 3 (41 rows: the sampler repeats one), gather logits of
+// different lengths padded with -100; one process in batches of 7 must report the same numbers. Three steps
+// leave the model half-trained, so the scores are not trivially 0 or 1. (Suite "Ddp...": ctest reserves two
+// processors for it.)
+TEST(DdpTokenClassificationCli, TwoRanksReportWhatOneProcessReports) {
+  testing::TempDir dir;
+  tagging_cli_corpus(dir.file("train.jsonl"), 160, 1);
+  tagging_cli_corpus(dir.file("test.jsonl"), 41, 2);
+  const std::string model = dir.file("ddp");
+  const auto trained =
+      run_cli(tagging_cli_train(dir, model,
+                                "--nproc-per-node 2 --device cpu --per-device-eval-batch-size 3 "
+                                "--max-steps 3 --learning-rate 3e-3"));
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const auto evaluated = run_cli("eval --model " + model + " --test " + dir.file("test.jsonl") +
+                                 " --batch-size 7 --output " + dir.file("eval.json"));
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  const nlohmann::json two = tagging_cli_json(model + "/test_results.json");
+  const nlohmann::json one = tagging_cli_json(dir.file("eval.json"));
+  EXPECT_GT(one.at("eval_f1").get<double>(), 0.05);
+  EXPECT_LT(one.at("eval_f1").get<double>(), 0.95);
+  EXPECT_NEAR(two.at("test_loss").get<double>(), one.at("eval_loss").get<double>(), 1e-6);
+  for (const char* name : {"f1", "precision", "recall", "accuracy"})
+    EXPECT_EQ(two.at(std::string("test_") + name), one.at(std::string("eval_") + name)) << name;
+}
+
 TEST(TokenClassificationCli, RefusesMismatchedTagsAndUnknownTags) {
   testing::TempDir dir;
   std::ofstream(dir.file("train.jsonl"))
