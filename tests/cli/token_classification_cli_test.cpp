@@ -79,6 +79,16 @@ TEST(TokenClassificationCli, TrainsEvaluatesAndPredictsWords) {
             (nlohmann::json{{"0", "B-CAP"}, {"1", "B-NUM"}, {"2", "I-NUM"}, {"3", "O"}}));
   EXPECT_EQ(config.at("architectures"), nlohmann::json::array({"BertForTokenClassification"}));
 
+  // Fine-tuning the tagger again keeps its labels (run_ner.py keeps a model's label2id), so tags may be ids.
+  std::ofstream(dir.file("ids.jsonl"))
+      << R"({"tokens": ["Bob", "paid", "7", "500"], "ner_tags": [0, 3, 1, 2]})"
+      << "\n";
+  const auto again = run_cli("train --model " + model + " --train " + dir.file("ids.jsonl") +
+                             " --output-dir " + dir.file("again") + " --max-steps 1 --save-strategy no");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  expect_contains(again.output, {"task: token-classification"});
+  EXPECT_EQ(tagging_cli_json(dir.file("again") + "/config.json").at("id2label"), config.at("id2label"));
+
   // berth eval: the same metrics under run_ner.py's names.
   const auto evaluated = run_cli("eval --model " + model + " --test " + dir.file("test.jsonl") +
                                  " --output " + dir.file("eval.json"));
