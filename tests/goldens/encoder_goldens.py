@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # purpose: encoder-family goldens from HF transformers itself (transformers==5.24.0, pinned in
-# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT and ELECTRA with each task head berth implements
-# (BERT with its token-classification and question-answering heads),
-# on tiny random configs in eager attention (logits, loss, every parameter's gradient).
+# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT and ELECTRA with each task head berth implements,
+# and BERT with its token-classification and question-answering heads, on tiny random configs in eager attention
+# (logits, loss, every parameter's gradient).
 #
 # Usage: scripts/python tests/goldens/encoder_goldens.py OUT_DIR. Offline: models are built from configs, never
 # downloaded. Every file is written by the libraries (save_pretrained with safe_serialization,
