@@ -8,9 +8,12 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/model/auto_model.h"
 #include "berth/model/predictor.h"
+#include "berth/model/pretrained_config.h"
 #include "berth/train/encode_options.h"
 #include "command.h"
+#include "tag_words.h"
 #include "text_input.h"
 
 namespace berth::cli {
@@ -78,6 +81,11 @@ CommandAction add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", generate.seed, "With --do-sample: the sampling seed")->capture_default_str();
   return [options] {
+    // A token classifier labels words, not texts (tag_words.h).
+    if (default_task(PretrainedConfig::load(options->model + "/config.json")) ==
+        ModelTask::TokenClassification)
+      return tag_words(options->model, options->input, options->output, options->predictor.device,
+                       options->predictor.max_length);
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
     // Inputs cut as the model learned them (berth train's training_args.json, when the dir has one).
     PredictorOptions predictor_options = options->predictor;

@@ -15,6 +15,7 @@
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
+#include "berth/train/token_classification_data.h"
 #include "berth/train/trainer.h"
 #include "berth/train/training_job.h"
 #include "command.h"
@@ -96,6 +97,18 @@ struct EvalCommandOptions {
   int64_t seed = 42;                // masked-lm: the masks' seed (TrainingArguments' seed)
 };
 
+// A token classifier's evaluation split: --test, else --eval (words and tags, the model's labels).
+data::TokenizedDataset tagged_eval_split(data::DatasetSource source, const tokenizer::Tokenizer& tokenizer,
+                                         size_t max_length, const data::LabelMap& labels) {
+  if (!source.test.empty()) source.eval.clear();
+  BERTH_CHECK(!source.test.empty() || !source.eval.empty(),
+              "eval: nothing to evaluate on. Fix: --test FILE.jsonl or --eval FILE.jsonl (\"tokens\" and "
+              "\"ner_tags\" per row)");
+  const train::TokenClassificationData tagged =
+      train::load_token_classification_data(source, tokenizer, max_length, labels);
+  return *(tagged.test ? tagged.test : tagged.eval);
+}
+
 int run_eval(const EvalCommandOptions& options) {
   const tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(options.model);
   std::optional<ModelTask> task;
@@ -108,15 +121,18 @@ int run_eval(const EvalCommandOptions& options) {
       "). Fix: evaluate the output directory of `berth train`, or pass the --task it was trained for");
   const std::vector<std::string>& model_labels = info.labels;
   const bool classifier = info.task == ModelTask::SequenceClassification;
+  const bool tagger = info.task == ModelTask::TokenClassification;
   data::DatasetSource source = options.data;
-  source.labeled = classifier;  // a language model is evaluated on the text alone
-  data::LoadedDatasets data = data::load_datasets(
-      source, classifier ? std::optional<data::LabelMap>(data::LabelMap(model_labels)) : std::nullopt);
+  source.labeled = classifier || tagger;  // a language model is evaluated on the text alone
+  data::LoadedDatasets data;
+  if (!tagger)
+    data = data::load_datasets(
+        source, classifier ? std::optional<data::LabelMap>(data::LabelMap(model_labels)) : std::nullopt);
   const std::optional<data::TextDataset>* chosen = &data.test;
   if (options.split == "validation" || options.split == "eval") chosen = &data.eval;
   if (options.split == "train") chosen = &data.train;
   if (!*chosen) chosen = data.test ? &data.test : &data.eval;
-  BERTH_CHECK(*chosen,
+  BERTH_CHECK(*chosen || tagger,
               "eval: nothing to evaluate on. Fix: --data spamassassin (with --split test|validation) or "
               "--eval FILE / --test FILE");
 
@@ -137,7 +153,9 @@ int run_eval(const EvalCommandOptions& options) {
   trainer_options.masking.mlm_probability = options.masking.mlm_probability;
   trainer_options.masking.whole_word_mask = options.masking.whole_word_mask;
   train::Trainer trainer(std::move(trainer_options));
-  const auto dataset = data::encode_text_dataset(**chosen, tokenizer, encoding);
+  const data::TokenizedDataset dataset =
+      tagger ? tagged_eval_split(source, tokenizer, encoding.max_length, data::LabelMap(model_labels))
+             : data::encode_text_dataset(**chosen, tokenizer, encoding);
   const auto prediction = trainer.predict(dataset, "eval");
   train::write_metrics(std::cout, "eval metrics (" + std::to_string(dataset.size()) + " examples)",
                        prediction.metrics);

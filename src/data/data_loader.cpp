@@ -1,6 +1,7 @@
 // The DataLoader: dynamic padding, the distributed sampler's rows, and a bounded prefetch queue on one
 // thread.
 #include "berth/data/data_loader.h"
+#include "berth/data/word_tag_dataset.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -48,6 +49,8 @@ Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, 
   if (labels == BatchLabels::InputIds) {
     // HF masks every pad_token_id, padding or not (a pad token that is also EOS is not learnt either).
     out.emplace("labels", input_ids.masked_fill(input_ids == pad_token_id, -100));
+  } else if (labels == BatchLabels::TokenLabels && dataset.labels().defined()) {
+    out.emplace("labels", collate_token_labels(dataset.labels(), rows, length));
   } else if (labels == BatchLabels::Dataset && dataset.labels().defined()) {
     std::vector<int64_t> index(rows.begin(), rows.end());
     out.emplace("labels", dataset.labels().index_select(0, at::tensor(index, options)));

@@ -22,6 +22,7 @@ Encoding window(const Encoding& e, size_t begin, size_t end) {
   out.special_tokens_mask = slice(e.special_tokens_mask);
   out.offsets = slice(e.offsets);
   out.sequence_ids = slice(e.sequence_ids);
+  if (!e.word_ids.empty()) out.word_ids = slice(e.word_ids);
   return out;
 }
 
@@ -56,6 +57,7 @@ void keep_tokens(Encoding& e, const std::vector<size_t>& keep) {
   };
   pick(e.ids), pick(e.type_ids), pick(e.attention_mask), pick(e.special_tokens_mask), pick(e.offsets);
   pick(e.sequence_ids);
+  if (!e.word_ids.empty()) pick(e.word_ids);
 }
 
 template <typename T>
@@ -78,6 +80,7 @@ void pad_encoding(Encoding& e, size_t length, const PaddingOptions& padding) {
   pad_vector(e.special_tokens_mask, n, int64_t{1}, padding.direction);
   pad_vector(e.offsets, n, std::pair<size_t, size_t>{0, 0}, padding.direction);
   pad_vector(e.sequence_ids, n, int8_t{-1}, padding.direction);
+  if (!e.word_ids.empty()) pad_vector(e.word_ids, n, int64_t{-1}, padding.direction);
 }
 
 }  // namespace
@@ -158,6 +161,11 @@ void merge_encodings(Encoding& self, Encoding pair) {
   append(self.special_tokens_mask, pair.special_tokens_mask);
   append(self.offsets, pair.offsets);
   append(self.sequence_ids, pair.sequence_ids);
+  if (!self.word_ids.empty() || !pair.word_ids.empty()) {  // words only on one side: -1 on the other
+    self.word_ids.resize(self.ids.size() - pair.ids.size(), -1);
+    pair.word_ids.resize(pair.ids.size(), -1);
+    append(self.word_ids, pair.word_ids);
+  }
   self.overflowing = std::move(overflowing);
 }
 

@@ -222,6 +222,22 @@ Encoding Tokenizer::encode(std::string_view text, std::optional<std::string_view
   Encoding first = encode_sequence(text, 0);
   std::optional<Encoding> second;
   if (text_pair) second = encode_sequence(*text_pair, 1);
+  return finish(std::move(first), std::move(second), add_special_tokens);
+}
+
+Encoding Tokenizer::encode_words(const std::vector<std::string>& words, bool add_special_tokens) const {
+  // HF's PreTokenized input: each word is its own text (added tokens, normalizer, pre-tokenizer, model), and
+  // the words' encodings are merged without growing offsets, so each offset is within its word.
+  Encoding first;
+  for (size_t i = 0; i < words.size(); ++i) {
+    Encoding word = encode_sequence(words[i], 0);
+    word.word_ids.assign(word.size(), static_cast<int64_t>(i));
+    merge_encodings(first, std::move(word));
+  }
+  return finish(std::move(first), std::nullopt, add_special_tokens);
+}
+
+Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, bool add_special_tokens) const {
   if (truncation_) {
     size_t max_length = truncation_->max_length;
     const PostProcessor* post = pipeline_->post_processor.get();

@@ -50,6 +50,7 @@ data::DataLoaderOptions Trainer::eval_loader_options() const {
 void Trainer::set_task_labels(data::DataLoaderOptions& options) const {
   const ModelTask task = model_->info().task;
   if (task == ModelTask::CausalLM) options.labels = data::BatchLabels::InputIds;
+  if (task == ModelTask::TokenClassification) options.labels = data::BatchLabels::TokenLabels;
   if (task != ModelTask::MaskedLM) return;
   BERTH_CHECK(
       tokenizer_ && tokenizer_->special_tokens.mask,
@@ -90,6 +91,7 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   const ModelTask task = model_->info().task;
   if (task == ModelTask::CausalLM || task == ModelTask::MaskedLM)
     return predict_language_model(dataset, prefix);
+  if (task == ModelTask::TokenClassification) return predict_tokens(dataset, prefix);
   return predict_classes(dataset, prefix);
 }
 

@@ -22,6 +22,7 @@
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
 #include "berth/train/run_plan.h"
+#include "berth/train/token_classification_data.h"
 #include "berth/train/trainer.h"
 
 namespace berth::train {
@@ -110,10 +111,9 @@ PretrainedConfig preset_config(const TrainingJobOptions& options, const tokenize
   PretrainedConfig config =
       apply_config_overrides(model_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
                              options.config_overrides);
-  if (task == ModelTask::SequenceClassification) {
+  if (task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification)
     config.set_labels(data.label_map.labels());
-    config.problem_type = data::to_string(data.problem_type);
-  }
+  if (task == ModelTask::SequenceClassification) config.problem_type = data::to_string(data.problem_type);
   config.set_int("pad_token_id", tokenizer.pad_token_id());
   return config;
 }
@@ -157,13 +157,11 @@ ModelTask job_task(const TrainingJobOptions& options, const std::optional<Pretra
   const ModelTask task = !options.task.empty() ? parse_task(options.task)
                          : checkpoint          ? default_task(*checkpoint)
                                                : ModelTask::SequenceClassification;
-  BERTH_CHECK(
-      task == ModelTask::SequenceClassification || task == ModelTask::MaskedLM || task == ModelTask::CausalLM,
-      "train: --task ", task_name(task),
-      ": its heads load, run and save (HF's names and losses), but "
-      "berth train has no data pipeline for its labels yet (word-aligned tags, answer spans). Fix: "
-      "--task sequence-classification, masked-lm or causal-lm, or train the model through the "
-      "library with batches that carry its labels");
+  BERTH_CHECK(task != ModelTask::QuestionAnswering, "train: --task ", task_name(task),
+              ": its heads load, run and save (HF's names and losses), but "
+              "berth train has no data pipeline for its labels yet (answer spans). Fix: "
+              "--task sequence-classification, token-classification, masked-lm or causal-lm, or train the "
+              "model through the library with batches that carry its labels");
   return task;
 }
 
@@ -173,9 +171,10 @@ ModelInit make_model_init(const TrainingJobOptions& options, const std::optional
                           ModelTask task, const data::LoadedDatasets& data, c10::Device device) {
   const std::string model_dir = options.model;
   PretrainedOptions pretrained;
-  if (task == ModelTask::SequenceClassification) {
+  if (task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification) {
     pretrained.labels = data.label_map.labels();
-    pretrained.problem_type = data::to_string(data.problem_type);
+    if (task == ModelTask::SequenceClassification)
+      pretrained.problem_type = data::to_string(data.problem_type);
     pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
   }
   return [=](const Trial*) {
@@ -256,9 +255,20 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does); a
   // language model reads the text alone.
   data::DatasetSource source = options.data;
-  source.labeled = task == ModelTask::SequenceClassification;
-  data::LoadedDatasets text = data::load_datasets(source, std::nullopt);
-  BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+  source.labeled = task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification;
+  std::optional<TokenClassificationData> tagged;  // words and tags, for token classification
+  data::LoadedDatasets text;
+  if (task == ModelTask::TokenClassification) {
+    tagged = load_token_classification_data(source, tokenizer, encode_options(args).max_length,
+                                            checkpoint ? checkpoint_token_labels(*checkpoint) : std::nullopt);
+    BERTH_CHECK(tagged->train,
+                "train: no training data. Fix: --train FILE.jsonl (\"tokens\" and \"ner_tags\")");
+    text.label_map = tagged->labels;
+    text.description = tagged->description;
+  } else {
+    text = data::load_datasets(source, std::nullopt);
+    BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+  }
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
   if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text, task);
@@ -271,7 +281,8 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
 
   TrainerOptions trainer_options;
   trainer_options.model_init = make_model_init(options, preset, task, text, plan->device());
-  EncodedData data = encode_data(std::move(text), tokenizer, encode_options(args), out);
+  EncodedData data = tagged ? EncodedData{std::move(text), tagged->train, tagged->eval, tagged->test}
+                            : encode_data(std::move(text), tokenizer, encode_options(args), out);
   if (options.block_size > 0) pack_data(data, task, options.block_size, out);
   trainer_options.train_dataset = data.train;
   trainer_options.eval_dataset = data.eval;

@@ -85,13 +85,11 @@ TEST(TokenizedDataset, AcceptsTheThreeLabelKindsAndNone) {
   EXPECT_FALSE(TokenizedDataset(encodings(), at::Tensor()).labels().defined());
   expect_contains(error_text([&] { TokenizedDataset(encodings(), torch::zeros({3}, torch::kLong)); }),
                   {"2 encodings but labels of shape [3]", "one label (row) per example"});
-  expect_contains(error_text([&] {
-                    TokenizedDataset(encodings(), torch::zeros({2, 4}, torch::kLong));
-                  }),
-                  {"labels must be (N,) int64 (single-label), (N,) float (regression) or (N, L) float",
-                   "found shape [2, 4] of Long"});
+  // (N, T) int64: per-token labels (token classification).
+  EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 4}, torch::kLong)).labels().size(1), 4);
   expect_contains(error_text([&] { TokenizedDataset(encodings(), torch::zeros({2}, torch::kInt)); }),
-                  {"found shape [2] of Int"});
+                  {"labels must be (N,) int64 (single-label), (N,) float (regression), (N, L) float",
+                   "(N, T) int64 (per token)", "found shape [2] of Int"});
 }
 
 TEST(TokenizedDataset, RefusesEncodingsWhoseFieldsDisagree) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # purpose: encoder-family goldens from HF transformers itself (transformers==5.24.0, pinned in
 # scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA and ModernBERT with each task head berth
-# implements, on tiny random configs in eager attention (logits, loss, every parameter's gradient).
+# implements, and BERT with its token-classification and question-answering heads, on tiny random configs in
+# eager attention (logits, loss, every parameter's gradient).
 #
 # Usage: scripts/python tests/goldens/encoder_goldens.py OUT_DIR. Offline: models are built from configs, never
 # downloaded. Every file is written by the libraries (save_pretrained with safe_serialization,
@@ -77,9 +78,12 @@ FAMILIES = {
                                         norm_bias=True, classifier_bias=True, decoder_bias=True,
                                         hidden_activation="gelu_new", classifier_activation="relu",
                                         global_rope_theta=500.0, local_rope_theta=77.0), 0),
+    "bert": (transformers.BertConfig, "Bert", bert_like(type_vocab_size=2, pad_token_id=0, layer_norm_eps=1e-12), 0),
 }
-# Families written for some tasks only (the others add nothing over the family above them).
-FAMILY_TASKS = {"modernbert-mean": ("sequence-classification",)}
+# Families written for some tasks only (the others add nothing over the family above them; BERT's
+# sequence-classification and masked-LM heads have their own goldens, bert_goldens.py and bert_mlm_goldens.py).
+FAMILY_TASKS = {"modernbert-mean": ("sequence-classification",),
+                "bert": ("token-classification", "question-answering")}
 
 
 def randomize(model, generator):
@@ -170,7 +174,9 @@ def main():
     torch.manual_seed(0)  # HF's own init runs before randomize() replaces every weight
     names = []
     for i, family in enumerate(FAMILIES):
-        for j, task in enumerate(FAMILY_TASKS.get(family, TASKS)):
+        for j, task in enumerate(TASKS):
+            if task not in FAMILY_TASKS.get(family, TASKS):
+                continue
             names.append(run_case(root, family, task, seed=200 + 10 * i + j))
     write_text(os.path.join(root, "encoders", "cases.txt"), "".join(n + "\n" for n in names))
     write_text(os.path.join(root, "encoders", "stamp"), "done\n")

@@ -1,6 +1,7 @@
-// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT) with HF transformers
-// (tests/goldens/encoder_goldens.py): each family and task head loaded through load_task_model gives HF's
-// logits, loss and every parameter's gradient, and save_pretrained writes HF's names back.
+// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT; BERT's token heads)
+// with HF transformers (tests/goldens/encoder_goldens.py): each family and task head loaded through
+// load_task_model gives HF's logits, loss and every parameter's gradient, and save_pretrained writes HF's names
+// back.
 #include "berth/io/safetensors.h"
 #include "berth/model/auto_model.h"
 #include "berth/model/roberta_model.h"
@@ -36,6 +37,9 @@ std::vector<EncoderCase> encoder_cases() {
     for (const auto& [suffix, task] : tasks) cases.push_back({family + "_" + suffix, task});
   // Mean pooling with every optional bias on.
   cases.push_back({"modernbert_mean_sequence_classification", ModelTask::SequenceClassification});
+  // BERT's token heads (its sequence-classification and masked-LM heads: bert_parity_test.cpp).
+  cases.push_back({"bert_token_classification", ModelTask::TokenClassification});
+  cases.push_back({"bert_question_answering", ModelTask::QuestionAnswering});
   return cases;
 }
 

@@ -93,9 +93,9 @@ TEST(AutoModel, AnUnknownFamilyOrHeadIsRefusedWithWhatIsSupported) {
                        "t5/config.json:1: model_type is \"t5\", a model family berth does not "
                        "implement; it implements \"bert\""));
   const PretrainedConfig bert = model_preset("bert-tiny", 100);
-  EXPECT_TRUE(contains(error_text([&] { build_task_model(bert, ModelTask::QuestionAnswering); }),
-                       "model_type \"bert\" has no question-answering head in berth; it has "
-                       "sequence-classification"));
+  EXPECT_TRUE(contains(error_text([&] { build_task_model(bert, ModelTask::CausalLM); }),
+                       "model_type \"bert\" has no causal-lm head in berth; it has "
+                       "sequence-classification, token-classification, masked-lm, question-answering"));
   EXPECT_EQ(max_positions(bert), 512);
   const auto model = build_task_model(bert, ModelTask::SequenceClassification, {true, 3});
   EXPECT_EQ(model->info().architecture, "BertForSequenceClassification");

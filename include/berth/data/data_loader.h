@@ -24,6 +24,9 @@ enum class BatchLabels {
   // HF's DataCollatorForLanguageModeling(mlm=True): some input_ids masked (mask_tokens), labels the masked
   // tokens' ids. The DataLoader masks (collate_batch); collate() alone gives no labels.
   MaskedTokens,
+  // HF's DataCollatorForTokenClassification: the dataset's (N, L) per-token labels, cut or padded with -100
+  // to the batch's length.
+  TokenLabels,
 };
 
 // {"input_ids", "token_type_ids", "attention_mask"}: (B, T) int64 with T the longest of these rows rounded up

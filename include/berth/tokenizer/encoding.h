@@ -19,6 +19,9 @@ struct Encoding {
   std::vector<std::pair<size_t, size_t>> offsets;
   // Which input each token belongs to: 0 text, 1 text_pair, -1 special tokens and padding.
   std::vector<int8_t> sequence_ids;
+  // Which word of a pre-split input each token came from (HF's word_ids(); -1 for special tokens and
+  // padding). Empty unless the input was a list of words (Tokenizer::encode_words).
+  std::vector<int64_t> word_ids;
   // With TruncationOptions::return_overflowing: the windows truncation cut off, in order, each post-processed
   // and padded like this one (HF's Encoding::overflowing).
   std::vector<Encoding> overflowing;

@@ -48,6 +48,12 @@ class Tokenizer {
   // Throws berth::Error for text that is not UTF-8 (naming the byte) and where HF's truncation fails.
   Encoding encode(std::string_view text, std::optional<std::string_view> text_pair = std::nullopt,
                   bool add_special_tokens = true) const;
+  // HF's tokenizer(words, is_split_into_words=True): each word normalised, pre-tokenised and tokenised on its
+  // own, word_ids giving each token's word (-1 for special tokens); offsets are code points within the
+  // token's word, as HF reports them. Truncation, special tokens and padding as encode. A byte-level BPE adds
+  // its prefix space to every word only when its pre-tokenizer has add_prefix_space, as in HF (transformers 5
+  // no longer refuses one without: its words then encode as if each began a text).
+  Encoding encode_words(const std::vector<std::string>& words, bool add_special_tokens = true) const;
   // On `threads` threads (0: every available CPU), results in input order; padding Longest pads to the
   // batch's longest. The first failing input's error is thrown, naming its index.
   std::vector<Encoding> encode_batch(const std::vector<EncodeInput>& inputs, bool add_special_tokens = true,
@@ -84,6 +90,8 @@ class Tokenizer {
   struct Pipeline;
   explicit Tokenizer(std::shared_ptr<const Pipeline> pipeline);
   Encoding encode_sequence(std::string_view text, int64_t type_id) const;
+  // Truncation, the post-processor's special tokens and padding over one sequence's or a pair's encodings.
+  Encoding finish(Encoding first, std::optional<Encoding> second, bool add_special_tokens) const;
 
   std::shared_ptr<const Pipeline> pipeline_;  // immutable, shared by copies
   std::optional<TruncationOptions> truncation_;

@@ -176,6 +176,8 @@ class Trainer {
   void set_task_labels(data::DataLoaderOptions& options) const;
   PredictionOutput predict_classes(const data::TokenizedDataset& dataset, const std::string& prefix);
   PredictionOutput predict_language_model(const data::TokenizedDataset& dataset, const std::string& prefix);
+  // Token classification (trainer_predict_tokens.cpp): logits (N, T, C) padded with -100, seqeval metrics.
+  PredictionOutput predict_tokens(const data::TokenizedDataset& dataset, const std::string& prefix);
 
   TrainingArguments args_;
   ModelInit model_init_;

@@ -1,0 +1,47 @@
+// BertForTokenClassification / BertForQuestionAnswering: BERT's layers without the pooler, then a linear
+// layer on every token's state.
+#include "berth/model/bert_token_heads.h"
+
+#include "berth/core/error.h"
+#include "berth/model/encoder_heads.h"
+
+#include <torch/torch.h>
+
+namespace berth {
+
+BertTokenTaskModel::BertTokenTaskModel(const PretrainedConfig& config, ModelTask task,
+                                       CheckpointLayout layout, const TaskModelInit& init)
+    : EncoderTaskModel(config, task, std::move(layout)), bert_config(bert_layers_config(config, 0)) {
+  BERTH_BUG(task == ModelTask::TokenClassification || task == ModelTask::QuestionAnswering,
+            "BertTokenTaskModel built for ", task_name(task));
+  set_shape({bert_config.vocab_size, bert_config.max_position_embeddings, bert_config.num_hidden_layers,
+             bert_config.hidden_size});
+  bert = register_module("bert", BertModel(bert_config, BertInitOptions{false, std::nullopt},
+                                           /*add_pooling_layer=*/false));
+  head_block = task == ModelTask::TokenClassification ? "classifier" : "qa_outputs";
+  if (task == ModelTask::TokenClassification)
+    dropout = register_module("dropout", torch::nn::Dropout(bert_config.classifier_dropout_or_default()));
+  head = register_module(head_block, torch::nn::Linear(bert_config.hidden_size, bert_config.num_labels()));
+  std::vector<std::string> layers;
+  for (int64_t i = 0; i < bert_config.num_hidden_layers; ++i)
+    layers.push_back("bert.encoder.layer." + std::to_string(i));
+  set_blocks({"bert.embeddings"}, layers, {head_block});
+  if (init.random) init_encoder_weights(*this, bert_config.initializer_range, init.seed);
+}
+
+at::Tensor BertTokenTaskModel::compute_logits(const at::Tensor& input_ids, const at::Tensor& mask,
+                                              const at::Tensor& types) {
+  const at::Tensor extended =
+      extended_attention_mask(mask, bert->embeddings->word_embeddings->weight.scalar_type());
+  at::Tensor hidden = run_block("bert.embeddings", input_ids,
+                                [&](const at::Tensor& ids) { return bert->embeddings(ids, types); });
+  for (size_t i = 0; i < bert->encoder->layer->size(); ++i) {
+    auto* layer = bert->encoder->layer[i]->as<BertLayerImpl>();
+    hidden = run_block("bert.encoder.layer." + std::to_string(i), hidden,
+                       [&](const at::Tensor& x) { return layer->forward(x, extended); });
+  }
+  return run_block(head_block, hidden,
+                   [&](const at::Tensor& x) { return linear_as_python(head, dropout ? dropout(x) : x); });
+}
+
+}  // namespace berth

@@ -1,0 +1,87 @@
+// Trainer::predict for token classification: (N, T, C) logits gathered across batches and ranks, padded with
+// -100 to one length as HF's nested_concat(padding_index=-100) pads them, and run_ner.py's seqeval metrics.
+#include <torch/torch.h>
+
+#include "berth/data/data_loader.h"
+#include "berth/data/distributed_sampler.h"
+#include "berth/data/word_tag_dataset.h"
+#include "berth/dist/gather_rows.h"
+#include "berth/placement/place.h"
+#include "berth/train/mixed_precision.h"
+#include "berth/train/seqeval_metrics.h"
+#include "berth/train/trainer.h"
+#include "train/trainer_internal.h"
+
+namespace berth::train {
+namespace {
+
+// This rank's rows of an evaluation: the sampler's, unshuffled, padded to equal counts.
+std::vector<size_t> token_eval_rows(const data::DataLoaderOptions& options, size_t dataset_size) {
+  data::DistributedSamplerOptions share;
+  share.rank = options.rank;
+  share.world_size = options.world_size;
+  share.shuffle = false;
+  return data::DistributedSampler(dataset_size, share).indices();
+}
+
+// The longest batch any rank can see: every row's encoding, rounded up as the collator rounds.
+int64_t token_eval_length(const data::TokenizedDataset& dataset, size_t pad_to_multiple_of) {
+  size_t longest = 1;
+  for (const auto& e : dataset.encodings()) longest = std::max(longest, e.size());
+  if (pad_to_multiple_of > 0)
+    longest = (longest + pad_to_multiple_of - 1) / pad_to_multiple_of * pad_to_multiple_of;
+  return static_cast<int64_t>(longest);
+}
+
+}  // namespace
+
+PredictionOutput Trainer::predict_tokens(const data::TokenizedDataset& dataset, const std::string& prefix) {
+  const auto start = detail::Clock::now();
+  const data::DataLoaderOptions options = eval_loader_options();
+  const std::vector<size_t> my_rows = token_eval_rows(options, dataset.size());
+  const int64_t length = token_eval_length(dataset, options.pad_to_multiple_of);
+  const TaskModelInfo info = model_->info();
+  const auto classes = static_cast<int64_t>(info.labels.size());
+  data::DataLoader loader(dataset, options);
+  model_->module().eval();
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> logits;  // each (B, length * classes)
+  int64_t batches = 0;
+  for (const Batch& cpu_batch : loader) {
+    Batch inputs = place_batch(cpu_batch, device_, PlacementPolicy::Move);
+    inputs.erase("labels");  // the loss comes from the gathered logits below
+    const AutocastGuard autocast(precision_.precision, device_.type());
+    const at::Tensor out = model_->forward_batch(inputs).logits.detach().to(at::kCPU).to(at::kFloat);
+    const at::Tensor padded = at::constant_pad_nd(out, {0, 0, 0, length - out.size(1)}, -100);
+    logits.push_back(padded.reshape({padded.size(0), length * classes}));
+    ++batches;
+  }
+  PredictionOutput output;
+  const auto rows = static_cast<int64_t>(dataset.size());
+  output.logits =
+      dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, length * classes}) : at::cat(logits),
+                        rows, length * classes)
+          .reshape({rows, length, classes});
+  output.predictions = output.logits.argmax(-1);
+  if (dataset.labels().defined()) {
+    std::vector<size_t> all(dataset.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    output.label_ids = data::collate_token_labels(dataset.labels(), all, length);  // (N, length), -100 padded
+    output.metrics[prefix + "_loss"] =
+        rows > 0 ? model_->loss(output.logits, output.label_ids).item<double>() : 0.0;
+    for (const auto& [name, value] :
+         token_classification_metrics(output.logits, output.label_ids, info.labels))
+      output.metrics[prefix + "_" + name] = value;
+    if (compute_metrics_)
+      for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids}))
+        output.metrics[prefix + "_" + name] = value;
+  }
+  const double runtime = detail::seconds_since(start);
+  output.metrics[prefix + "_runtime"] = runtime;
+  output.metrics[prefix + "_samples_per_second"] =
+      runtime > 0 ? static_cast<double>(my_rows.size()) / runtime : 0.0;
+  output.metrics[prefix + "_steps_per_second"] = runtime > 0 ? static_cast<double>(batches) / runtime : 0.0;
+  return output;
+}
+
+}  // namespace berth::train
