@@ -48,9 +48,15 @@ Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, 
   if (labels == BatchLabels::InputIds) {
     // HF masks every pad_token_id, padding or not (a pad token that is also EOS is not learnt either).
     out.emplace("labels", input_ids.masked_fill(input_ids == pad_token_id, -100));
-  } else if (labels == BatchLabels::Dataset && dataset.labels().defined()) {
+  } else if (labels != BatchLabels::MaskedTokens && dataset.labels().defined()) {
     std::vector<int64_t> index(rows.begin(), rows.end());
-    out.emplace("labels", dataset.labels().index_select(0, at::tensor(index, options)));
+    const at::Tensor chosen = dataset.labels().index_select(0, at::tensor(index, options));
+    if (labels == BatchLabels::AnswerSpans) {
+      out.emplace("start_positions", chosen.select(1, 0).contiguous());
+      out.emplace("end_positions", chosen.select(1, 1).contiguous());
+    } else {
+      out.emplace("labels", chosen);
+    }
   }
   return out;
 }

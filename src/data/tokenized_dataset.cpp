@@ -46,9 +46,11 @@ at::Tensor checked_labels(at::Tensor labels, size_t rows) {
   const bool single = labels.dim() == 1 && labels.scalar_type() == at::kLong;
   const bool regression = labels.dim() == 1 && at::isFloatingType(labels.scalar_type());
   const bool multi = labels.dim() == 2 && at::isFloatingType(labels.scalar_type());
-  BERTH_CHECK(single || regression || multi,
+  const bool spans = labels.dim() == 2 && labels.size(1) == 2 && labels.scalar_type() == at::kLong;
+  BERTH_CHECK(single || regression || multi || spans,
               "tokenized dataset: labels must be (N,) int64 (single-label), (N,) "
-              "float (regression) or (N, L) float (multi-label), found shape ",
+              "float (regression), (N, L) float (multi-label) or (N, 2) int64 (answer start/end "
+              "positions), found shape ",
               shape_text(labels), " of ", c10::toString(labels.scalar_type()),
               ". Fix: convert them, e.g. labels.to(torch::kLong)");
   BERTH_CHECK(labels.size(0) == static_cast<int64_t>(rows), "tokenized dataset: ", rows,

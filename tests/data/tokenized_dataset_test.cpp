@@ -82,13 +82,16 @@ TEST(TokenizedDataset, AcceptsTheThreeLabelKindsAndNone) {
             at::kLong);
   EXPECT_EQ(TokenizedDataset(encodings(), torch::tensor({0.5, 1.5})).labels().dim(), 1);
   EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 4})).labels().size(1), 4);
+  // Question answering's start/end token positions.
+  EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 2}, torch::kLong)).labels().size(1), 2);
   EXPECT_FALSE(TokenizedDataset(encodings(), at::Tensor()).labels().defined());
   expect_contains(error_text([&] { TokenizedDataset(encodings(), torch::zeros({3}, torch::kLong)); }),
                   {"2 encodings but labels of shape [3]", "one label (row) per example"});
   expect_contains(error_text([&] {
                     TokenizedDataset(encodings(), torch::zeros({2, 4}, torch::kLong));
                   }),
-                  {"labels must be (N,) int64 (single-label), (N,) float (regression) or (N, L) float",
+                  {"labels must be (N,) int64 (single-label), (N,) float (regression), (N, L) float "
+                   "(multi-label) or (N, 2) int64",
                    "found shape [2, 4] of Long"});
   expect_contains(error_text([&] { TokenizedDataset(encodings(), torch::zeros({2}, torch::kInt)); }),
                   {"found shape [2] of Int"});

@@ -24,6 +24,9 @@ enum class BatchLabels {
   // HF's DataCollatorForLanguageModeling(mlm=True): some input_ids masked (mask_tokens), labels the masked
   // tokens' ids. The DataLoader masks (collate_batch); collate() alone gives no labels.
   MaskedTokens,
+  // HF's question-answering batches: the dataset's (N, 2) labels as "start_positions" and "end_positions",
+  // (B,) each.
+  AnswerSpans,
 };
 
 // {"input_ids", "token_type_ids", "attention_mask"}: (B, T) int64 with T the longest of these rows rounded up
