@@ -8,9 +8,13 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/model/auto_model.h"
 #include "berth/model/predictor.h"
+#include "berth/model/pretrained_config.h"
 #include "berth/train/encode_options.h"
 #include "command.h"
+#include "question_answering_commands.h"
+#include "question_answering_flags.h"
 #include "text_input.h"
 
 namespace berth::cli {
@@ -21,7 +25,15 @@ struct PredictCommandOptions {
   std::string input;
   std::string output;  // empty: stdout
   PredictorOptions predictor;
+  std::string task;  // empty: the checkpoint's architectures
+  train::QuestionAnsweringOptions question_answering;
 };
+
+// --task question-answering, or a checkpoint whose architectures say so: answer spans, not labels.
+bool answers_questions(const PredictCommandOptions& options) {
+  if (!options.task.empty()) return parse_task(options.task) == ModelTask::QuestionAnswering;
+  return default_task(PretrainedConfig::load(options.model + "/config.json")) == ModelTask::QuestionAnswering;
+}
 
 nlohmann::json prediction_json(const Prediction& p) {
   nlohmann::json line;
@@ -77,7 +89,15 @@ CommandAction add_predict_command(CLI::App& app) {
                   "With --do-sample: keep the most probable tokens up to this mass")
       ->capture_default_str();
   cmd->add_option("--seed", generate.seed, "With --do-sample: the sampling seed")->capture_default_str();
+  cmd->add_option("--task", options->task,
+                  "question-answering: the best answer span of each {\"question\", \"context\"} line "
+                  "(default: what the checkpoint's architectures say)");
+  add_question_answering_flags(*cmd, options->question_answering);
   return [options] {
+    if (answers_questions(*options))
+      return run_question_answering_predict({options->model, options->input, options->output,
+                                             options->predictor.batch_size, options->predictor.max_length,
+                                             options->predictor.device, options->question_answering});
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));
     // Inputs cut as the model learned them (berth train's training_args.json, when the dir has one).
     PredictorOptions predictor_options = options->predictor;

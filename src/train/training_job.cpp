@@ -21,6 +21,7 @@
 #include "berth/train/checkpoint_dir.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
+#include "berth/train/question_answering_job.h"
 #include "berth/train/run_plan.h"
 #include "berth/train/trainer.h"
 
@@ -163,13 +164,43 @@ ModelTask job_task(const TrainingJobOptions& options, const std::optional<Pretra
                          : checkpoint          ? default_task(*checkpoint)
                                                : ModelTask::SequenceClassification;
   BERTH_CHECK(
-      task == ModelTask::SequenceClassification || task == ModelTask::MaskedLM || task == ModelTask::CausalLM,
-      "train: --task ", task_name(task),
+      task != ModelTask::TokenClassification, "train: --task ", task_name(task),
       ": its heads load, run and save (HF's names and losses), but "
-      "berth train has no data pipeline for its labels yet (word-aligned tags, answer spans). Fix: "
-      "--task sequence-classification, masked-lm or causal-lm, or train the model through the "
-      "library with batches that carry its labels");
+      "berth train has no data pipeline for its labels yet (word-aligned tags). Fix: "
+      "--task sequence-classification, question-answering, masked-lm or causal-lm, or train the model "
+      "through the library with batches that carry its labels");
   return task;
+}
+
+// Question answering: each split's examples in windows with their answers' token positions (run_qa.py); the
+// eval and test splits are kept for the metrics, which postprocess answers from their windows' logits.
+EncodedData load_question_answering_data(const TrainingJobOptions& options,
+                                         const tokenizer::Tokenizer& tokenizer,
+                                         std::vector<std::shared_ptr<const QuestionAnsweringSplit>>& splits) {
+  const data::DatasetSource& source = options.data;
+  BERTH_CHECK(source.data.empty(), "train: --data ", source.data,
+              " is a text classification set; question answering reads SQuAD-style files. Fix: --train FILE "
+              "(and --eval FILE) in .jsonl ({id, question, context, answers}) or SQuAD's .json layout");
+  BERTH_CHECK(!source.train.empty(),
+              "train: no training data. Fix: --train FILE (.jsonl with {id, question, "
+              "context, answers: {text: [...], answer_start: [...]}} a line, or SQuAD's .json)");
+  EncodedData data;
+  std::string description;
+  auto load = [&](const std::string& path, const char* name,
+                  bool evaluated) -> std::shared_ptr<data::TokenizedDataset> {
+    if (path.empty()) return nullptr;
+    auto split = load_question_answering_split(path, tokenizer, static_cast<size_t>(options.args.max_length),
+                                               options.question_answering, /*labeled=*/true);
+    if (evaluated) splits.push_back(split);
+    description += (description.empty() ? "" : ", ") + std::to_string(split->examples.size()) + " " + name +
+                   " questions (" + std::to_string(split->features.example_index.size()) + " windows)";
+    return split->features.dataset;
+  };
+  data.train = load(source.train, "train", false);
+  data.eval = load(source.eval, "eval", true);
+  data.test = load(source.test, "test", true);
+  data.text.description = "question answering: " + description;
+  return data;
 }
 
 // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
@@ -262,8 +293,15 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   // language model reads the text alone.
   data::DatasetSource source = options.data;
   source.labeled = task == ModelTask::SequenceClassification;
-  data::LoadedDatasets text = data::load_datasets(source, std::nullopt);
-  BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+  EncodedData data;
+  std::vector<std::shared_ptr<const QuestionAnsweringSplit>> answer_splits;
+  if (task == ModelTask::QuestionAnswering) {
+    data = load_question_answering_data(options, tokenizer, answer_splits);
+  } else {
+    data.text = data::load_datasets(source, std::nullopt);
+    BERTH_CHECK(data.text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+  }
+  const data::LoadedDatasets& text = data.text;
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
   if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text, task);
@@ -276,7 +314,12 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
 
   TrainerOptions trainer_options;
   trainer_options.model_init = make_model_init(options, preset, task, text, plan->device());
-  EncodedData data = encode_data(std::move(text), tokenizer, encode_options(args), out);
+  if (task == ModelTask::QuestionAnswering) {
+    trainer_options.compute_metrics =
+        question_answering_compute_metrics(answer_splits, options.question_answering.postprocess);
+  } else {
+    data = encode_data(std::move(data.text), tokenizer, encode_options(args), out);
+  }
   if (options.block_size > 0) pack_data(data, task, options.block_size, out);
   trainer_options.train_dataset = data.train;
   trainer_options.eval_dataset = data.eval;
