@@ -13,6 +13,8 @@
 #include "berth/model/pretrained_config.h"
 #include "berth/train/encode_options.h"
 #include "command.h"
+#include "question_answering_commands.h"
+#include "question_answering_flags.h"
 #include "tag_words.h"
 #include "text_input.h"
 
@@ -24,7 +26,15 @@ struct PredictCommandOptions {
   std::string input;
   std::string output;  // empty: stdout
   PredictorOptions predictor;
+  std::string task;  // empty: the checkpoint's architectures
+  train::QuestionAnsweringOptions question_answering;
 };
+
+// --task, else what the checkpoint's architectures say.
+ModelTask predict_task(const PredictCommandOptions& options) {
+  if (!options.task.empty()) return parse_task(options.task);
+  return default_task(PretrainedConfig::load(options.model + "/config.json"));
+}
 
 nlohmann::json prediction_json(const Prediction& p) {
   nlohmann::json line;
@@ -80,10 +90,18 @@ CommandAction add_predict_command(CLI::App& app) {
                   "With --do-sample: keep the most probable tokens up to this mass")
       ->capture_default_str();
   cmd->add_option("--seed", generate.seed, "With --do-sample: the sampling seed")->capture_default_str();
+  cmd->add_option("--task", options->task,
+                  "question-answering: the best answer span of each {\"question\", \"context\"} line; "
+                  "token-classification: a label per word of each line (default: what the checkpoint's architectures say)");
+  add_question_answering_flags(*cmd, options->question_answering);
   return [options] {
+    const ModelTask task = predict_task(*options);
+    if (task == ModelTask::QuestionAnswering)
+      return run_question_answering_predict({options->model, options->input, options->output,
+                                             options->predictor.batch_size, options->predictor.max_length,
+                                             options->predictor.device, options->question_answering});
     // A token classifier labels words, not texts (tag_words.h).
-    if (default_task(PretrainedConfig::load(options->model + "/config.json")) ==
-        ModelTask::TokenClassification)
+    if (task == ModelTask::TokenClassification)
       return tag_words(options->model, options->input, options->output, options->predictor.device,
                        options->predictor.max_length);
     std::vector<tokenizer::EncodeInput> inputs = encode_inputs(read_text_inputs(options->input));

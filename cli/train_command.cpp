@@ -20,6 +20,8 @@
 #include "berth/train/training_job.h"
 #include "command.h"
 #include "dataset_flags.h"
+#include "question_answering_commands.h"
+#include "question_answering_flags.h"
 #include "training_flags.h"
 
 namespace berth::cli {
@@ -95,6 +97,7 @@ struct EvalCommandOptions {
   std::string task;                 // empty: the checkpoint's architectures
   data::MaskTokensOptions masking;  // masked-lm: which tokens are masked
   int64_t seed = 42;                // masked-lm: the masks' seed (TrainingArguments' seed)
+  train::QuestionAnsweringOptions question_answering;
 };
 
 // A token classifier's evaluation split: --test, else --eval (words and tags, the model's labels).
@@ -109,6 +112,25 @@ data::TokenizedDataset tagged_eval_split(data::DatasetSource source, const token
   return *(tagged.test ? tagged.test : tagged.eval);
 }
 
+// A question-answering model reads SQuAD-style files: --eval/--test chosen by --split as for the others.
+int eval_question_answering(const EvalCommandOptions& options, std::shared_ptr<TaskModel> model,
+                            const tokenizer::Tokenizer& tokenizer) {
+  const bool validation = options.split == "validation" || options.split == "eval";
+  std::string input = validation ? options.data.eval : options.data.test;
+  if (input.empty()) input = options.data.test.empty() ? options.data.eval : options.data.test;
+  BERTH_CHECK(!input.empty(),
+              "eval: nothing to evaluate on. Fix: --eval FILE or --test FILE (.jsonl with {id, "
+              "question, context, answers} a line, or SQuAD's .json)");
+  QuestionAnsweringRun run{options.model,
+                           input,
+                           options.output,
+                           options.batch_size,
+                           options.max_length,
+                           options.device,
+                           options.question_answering};
+  return run_question_answering_eval(run, std::move(model), tokenizer);
+}
+
 int run_eval(const EvalCommandOptions& options) {
   const tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(options.model);
   std::optional<ModelTask> task;
@@ -119,6 +141,8 @@ int run_eval(const EvalCommandOptions& options) {
       loaded.report.missing.empty(), "eval: ", options.model, " is not a trained ", task_name(info.task),
       " model (it lacks ", loaded.report.missing.front(),
       "). Fix: evaluate the output directory of `berth train`, or pass the --task it was trained for");
+  if (info.task == ModelTask::QuestionAnswering)
+    return eval_question_answering(options, loaded.model, tokenizer);
   const std::vector<std::string>& model_labels = info.labels;
   const bool classifier = info.task == ModelTask::SequenceClassification;
   const bool tagger = info.task == ModelTask::TokenClassification;
@@ -202,6 +226,7 @@ CommandAction add_train_command(CLI::App& app) {
       "--config-overrides", options->job.config_overrides,
       "With --model-preset: config.json fields to change, e.g. num_hidden_layers=2,hidden_dropout_prob=0.2");
   add_dataset_flags(*cmd, options->job.data, /*training=*/true);
+  add_question_answering_flags(*cmd, options->job.question_answering);
   add_training_flags(*cmd, options->training);
   cmd->add_option("--early-stopping-patience", options->job.early_stopping_patience,
                   "Stop after this many evaluations without improvement of metric_for_best_model (0: off)")
@@ -235,6 +260,7 @@ CommandAction add_eval_command(CLI::App& app) {
   auto options = std::make_shared<EvalCommandOptions>();
   cmd->add_option("--model", options->model, "Fine-tuned model directory (berth train's output)")->required();
   add_dataset_flags(*cmd, options->data, /*training=*/false);
+  add_question_answering_flags(*cmd, options->question_answering);
   cmd->add_option("--split", options->split, "With --data: test, validation or train")
       ->check(CLI::IsMember({"test", "validation", "eval", "train"}))
       ->capture_default_str();

@@ -46,10 +46,12 @@ at::Tensor checked_labels(at::Tensor labels, size_t rows) {
   const bool single = labels.dim() == 1 && labels.scalar_type() == at::kLong;
   const bool regression = labels.dim() == 1 && at::isFloatingType(labels.scalar_type());
   const bool multi = labels.dim() == 2 && at::isFloatingType(labels.scalar_type());
-  const bool tokens = labels.dim() == 2 && labels.scalar_type() == at::kLong;  // per token, -100 padded
+  // (N, T) int64: per-token labels, -100 padded; (N, 2) int64: answer start/end positions.
+  const bool tokens = labels.dim() == 2 && labels.scalar_type() == at::kLong;
   BERTH_CHECK(single || regression || multi || tokens,
               "tokenized dataset: labels must be (N,) int64 (single-label), (N,) "
-              "float (regression), (N, L) float (multi-label) or (N, T) int64 (per token), found shape ",
+              "float (regression), (N, L) float (multi-label), (N, T) int64 (per token) or (N, 2) int64 "
+              "(answer start/end positions), found shape ",
               shape_text(labels), " of ", c10::toString(labels.scalar_type()),
               ". Fix: convert them, e.g. labels.to(torch::kLong)");
   BERTH_CHECK(labels.size(0) == static_cast<int64_t>(rows), "tokenized dataset: ", rows,

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "berth/core/error.h"
@@ -51,6 +52,7 @@ void Trainer::set_task_labels(data::DataLoaderOptions& options) const {
   const ModelTask task = model_->info().task;
   if (task == ModelTask::CausalLM) options.labels = data::BatchLabels::InputIds;
   if (task == ModelTask::TokenClassification) options.labels = data::BatchLabels::TokenLabels;
+  if (task == ModelTask::QuestionAnswering) options.labels = data::BatchLabels::AnswerSpans;
   if (task != ModelTask::MaskedLM) return;
   BERTH_CHECK(
       tokenizer_ && tokenizer_->special_tokens.mask,
@@ -82,6 +84,29 @@ void add_speed_metrics(PredictionOutput& output, const std::string& prefix, deta
   output.metrics[prefix + "_runtime"] = runtime;
   output.metrics[prefix + "_samples_per_second"] = runtime > 0 ? static_cast<double>(rows) / runtime : 0.0;
   output.metrics[prefix + "_steps_per_second"] = runtime > 0 ? static_cast<double>(batches) / runtime : 0.0;
+}
+
+// Every rank's logits in dataset order. Per-token logits, (B, T_b, C) per batch, are padded to the dataset's
+// longest row with -100 as HF's evaluation loop pads them across batches (nested_concat's padding_index):
+// (N, T, C); otherwise (N, C).
+at::Tensor gather_logits(dist::Communicator& comm, const std::vector<size_t>& my_rows,
+                         const std::vector<at::Tensor>& logits, const data::TokenizedDataset& dataset,
+                         int64_t num_labels) {
+  const auto rows = static_cast<int64_t>(dataset.size());
+  if (logits.empty() || logits.front().dim() == 2)
+    return dist::gather_rows(comm, my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
+                             rows, num_labels);
+  int64_t length = 0;
+  for (const auto& e : dataset.encodings()) length = std::max(length, static_cast<int64_t>(e.ids.size()));
+  const int64_t classes = logits.front().size(2);
+  std::vector<at::Tensor> padded;
+  for (const at::Tensor& batch : logits) {
+    at::Tensor full = at::full({batch.size(0), length, classes}, -100.0f, batch.options());
+    full.narrow(1, 0, batch.size(1)).copy_(batch);
+    padded.push_back(full.reshape({batch.size(0), length * classes}));
+  }
+  return dist::gather_rows(comm, my_rows, at::cat(padded), rows, length * classes)
+      .reshape({rows, length, classes});
 }
 
 }  // namespace
@@ -144,7 +169,8 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
     const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
     const AutocastGuard autocast(precision_.precision, device_.type());  // evaluation computes as training
     Batch inputs = batch;
-    inputs.erase("labels");  // the loss comes from the gathered logits below
+    for (const char* label : {"labels", "start_positions", "end_positions"})
+      inputs.erase(label);  // the loss comes from the gathered logits below
     const TaskOutput out = model_->forward_batch(inputs);
     const int64_t n = batch.at("input_ids").size(0);
     rows += n;
@@ -154,10 +180,10 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
   PredictionOutput output;
   const TaskModelInfo info = model_->info();
   const auto num_labels = static_cast<int64_t>(info.labels.size());
-  output.logits =
-      dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, num_labels}) : at::cat(logits),
-                        static_cast<int64_t>(dataset.size()), num_labels);
-  const std::string& problem = info.problem_type;
+  output.logits = gather_logits(comm(), my_rows, logits, dataset, num_labels);
+  // Question answering's (N, T, 2) start/end logits have no classes: its metrics come from compute_metrics.
+  const std::string problem =
+      info.task == ModelTask::QuestionAnswering ? std::string("question_answering") : info.problem_type;
   if (problem == kSingleLabelClassification) {
     output.probabilities = output.logits.softmax(-1);
     output.predictions = output.logits.argmax(-1);
@@ -178,7 +204,7 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
         output.metrics[prefix + "_" + name] = value;
     }
     if (compute_metrics_) {
-      for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids}))
+      for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids, &dataset}))
         output.metrics[prefix + "_" + name] = value;
     }
   }

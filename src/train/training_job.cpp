@@ -21,6 +21,7 @@
 #include "berth/train/checkpoint_dir.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
+#include "berth/train/question_answering_job.h"
 #include "berth/train/run_plan.h"
 #include "berth/train/token_classification_data.h"
 #include "berth/train/trainer.h"
@@ -151,18 +152,59 @@ void pack_data(EncodedData& data, ModelTask task, size_t block_size, std::ostrea
   out << "packed into blocks of " << block_size << " tokens: " << data.train->size() << " training blocks\n";
 }
 
-// --task, else what the checkpoint's architectures say (a preset: sequence classification); only the tasks
-// whose labels berth train can make.
+// --task, else what the checkpoint's architectures say (a preset: sequence classification).
 ModelTask job_task(const TrainingJobOptions& options, const std::optional<PretrainedConfig>& checkpoint) {
   const ModelTask task = !options.task.empty() ? parse_task(options.task)
                          : checkpoint          ? default_task(*checkpoint)
                                                : ModelTask::SequenceClassification;
-  BERTH_CHECK(task != ModelTask::QuestionAnswering, "train: --task ", task_name(task),
-              ": its heads load, run and save (HF's names and losses), but "
-              "berth train has no data pipeline for its labels yet (answer spans). Fix: "
-              "--task sequence-classification, token-classification, masked-lm or causal-lm, or train the "
-              "model through the library with batches that carry its labels");
   return task;
+}
+
+// Token classification: words and tags, encoded as they load, with the checkpoint's labels when its head was
+// trained for named ones (run_ner.py keeps them).
+EncodedData load_tagged_data(const data::DatasetSource& source, const tokenizer::Tokenizer& tokenizer,
+                             size_t max_length, const std::optional<PretrainedConfig>& checkpoint) {
+  TokenClassificationData tagged = load_token_classification_data(
+      source, tokenizer, max_length, checkpoint ? checkpoint_token_labels(*checkpoint) : std::nullopt);
+  BERTH_CHECK(tagged.train, "train: no training data. Fix: --train FILE.jsonl (\"tokens\" and \"ner_tags\")");
+  EncodedData data;
+  data.text.label_map = tagged.labels;
+  data.text.description = tagged.description;
+  data.train = tagged.train;
+  data.eval = tagged.eval;
+  data.test = tagged.test;
+  return data;
+}
+
+// Question answering: each split's examples in windows with their answers' token positions (run_qa.py); the
+// eval and test splits are kept for the metrics, which postprocess answers from their windows' logits.
+EncodedData load_question_answering_data(const TrainingJobOptions& options,
+                                         const tokenizer::Tokenizer& tokenizer,
+                                         std::vector<std::shared_ptr<const QuestionAnsweringSplit>>& splits) {
+  const data::DatasetSource& source = options.data;
+  BERTH_CHECK(source.data.empty(), "train: --data ", source.data,
+              " is a text classification set; question answering reads SQuAD-style files. Fix: --train FILE "
+              "(and --eval FILE) in .jsonl ({id, question, context, answers}) or SQuAD's .json layout");
+  BERTH_CHECK(!source.train.empty(),
+              "train: no training data. Fix: --train FILE (.jsonl with {id, question, "
+              "context, answers: {text: [...], answer_start: [...]}} a line, or SQuAD's .json)");
+  EncodedData data;
+  std::string description;
+  auto load = [&](const std::string& path, const char* name,
+                  bool evaluated) -> std::shared_ptr<data::TokenizedDataset> {
+    if (path.empty()) return nullptr;
+    auto split = load_question_answering_split(path, tokenizer, static_cast<size_t>(options.args.max_length),
+                                               options.question_answering, /*labeled=*/true);
+    if (evaluated) splits.push_back(split);
+    description += (description.empty() ? "" : ", ") + std::to_string(split->examples.size()) + " " + name +
+                   " questions (" + std::to_string(split->features.example_index.size()) + " windows)";
+    return split->features.dataset;
+  };
+  data.train = load(source.train, "train", false);
+  data.eval = load(source.eval, "eval", true);
+  data.test = load(source.test, "test", true);
+  data.text.description = "question answering: " + description;
+  return data;
 }
 
 // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
@@ -256,19 +298,17 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   // language model reads the text alone.
   data::DatasetSource source = options.data;
   source.labeled = task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification;
-  std::optional<TokenClassificationData> tagged;  // words and tags, for token classification
-  data::LoadedDatasets text;
-  if (task == ModelTask::TokenClassification) {
-    tagged = load_token_classification_data(source, tokenizer, encode_options(args).max_length,
-                                            checkpoint ? checkpoint_token_labels(*checkpoint) : std::nullopt);
-    BERTH_CHECK(tagged->train,
-                "train: no training data. Fix: --train FILE.jsonl (\"tokens\" and \"ner_tags\")");
-    text.label_map = tagged->labels;
-    text.description = tagged->description;
+  EncodedData data;  // question answering and token classification encode as they load
+  std::vector<std::shared_ptr<const QuestionAnsweringSplit>> answer_splits;
+  if (task == ModelTask::QuestionAnswering) {
+    data = load_question_answering_data(options, tokenizer, answer_splits);
+  } else if (task == ModelTask::TokenClassification) {
+    data = load_tagged_data(source, tokenizer, encode_options(args).max_length, checkpoint);
   } else {
-    text = data::load_datasets(source, std::nullopt);
-    BERTH_CHECK(text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+    data.text = data::load_datasets(source, std::nullopt);
+    BERTH_CHECK(data.text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
   }
+  const data::LoadedDatasets& text = data.text;
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
   if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text, task);
@@ -281,8 +321,10 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
 
   TrainerOptions trainer_options;
   trainer_options.model_init = make_model_init(options, preset, task, text, plan->device());
-  EncodedData data = tagged ? EncodedData{std::move(text), tagged->train, tagged->eval, tagged->test}
-                            : encode_data(std::move(text), tokenizer, encode_options(args), out);
+  if (task == ModelTask::QuestionAnswering)
+    trainer_options.compute_metrics =
+        question_answering_compute_metrics(answer_splits, options.question_answering.postprocess);
+  if (!data.train) data = encode_data(std::move(data.text), tokenizer, encode_options(args), out);
   if (options.block_size > 0) pack_data(data, task, options.block_size, out);
   trainer_options.train_dataset = data.train;
   trainer_options.eval_dataset = data.eval;

@@ -84,10 +84,10 @@ TEST(MaskedLmCli, RefusesWhatItCannotTrain) {
   masked_lm_cli_texts(dir.file("train.jsonl"), 8);
   const std::string base = "train --model-preset bert-tiny --tokenizer " + testing::bert_base_uncased_dir() +
                            " --train " + dir.file("train.jsonl") + " --output-dir " + dir.file("out");
-  auto result = run_cli(base + " --task question-answering");
+  auto result = run_cli(base + " --task token-classification");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output,
-                  {"--task question-answering", "no data pipeline", "Fix: --task sequence-classification"});
+                  {"--task token-classification", "no data pipeline", "Fix: --task sequence-classification"});
   result = run_cli(base + " --task masked-lm --mlm-probability 1.5");
   EXPECT_NE(result.exit_code, 0);
   expect_contains(result.output, {"--mlm-probability"});

@@ -82,11 +82,14 @@ TEST(TokenizedDataset, AcceptsTheThreeLabelKindsAndNone) {
             at::kLong);
   EXPECT_EQ(TokenizedDataset(encodings(), torch::tensor({0.5, 1.5})).labels().dim(), 1);
   EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 4})).labels().size(1), 4);
+  // Question answering's start/end token positions.
+  EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 2}, torch::kLong)).labels().size(1), 2);
   EXPECT_FALSE(TokenizedDataset(encodings(), at::Tensor()).labels().defined());
   expect_contains(error_text([&] { TokenizedDataset(encodings(), torch::zeros({3}, torch::kLong)); }),
                   {"2 encodings but labels of shape [3]", "one label (row) per example"});
-  // (N, T) int64: per-token labels (token classification).
+  // (N, T) int64: per-token labels (token classification), and (N, 2) answer spans among them.
   EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 4}, torch::kLong)).labels().size(1), 4);
+  EXPECT_EQ(TokenizedDataset(encodings(), torch::zeros({2, 2}, torch::kLong)).labels().size(1), 2);
   expect_contains(error_text([&] { TokenizedDataset(encodings(), torch::zeros({2}, torch::kInt)); }),
                   {"labels must be (N,) int64 (single-label), (N,) float (regression), (N, L) float",
                    "(N, T) int64 (per token)", "found shape [2] of Int"});

@@ -27,6 +27,9 @@ enum class BatchLabels {
   // HF's DataCollatorForTokenClassification: the dataset's (N, L) per-token labels, cut or padded with -100
   // to the batch's length.
   TokenLabels,
+  // HF's question-answering batches: the dataset's (N, 2) labels as "start_positions" and "end_positions",
+  // (B,) each.
+  AnswerSpans,
 };
 
 // {"input_ids", "token_type_ids", "attention_mask"}: (B, T) int64 with T the longest of these rows rounded up

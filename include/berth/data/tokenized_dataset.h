@@ -30,8 +30,9 @@ class TokenizedDataset {
   using EncodeFn = std::function<tokenizer::Encoding(size_t row)>;
 
   // Runs `encode` once for each row 0..rows-1 (or loads the cache, see the options). `labels`: (N,) int64 for
-  // single-label classification, (N,) float for regression, (N, L) float for multi-label, or undefined for
-  // unlabelled data. An exception from `encode` propagates (the one of the lowest failing row).
+  // single-label classification, (N,) float for regression, (N, L) float for multi-label, (N, 2) int64 for
+  // question answering's start/end token positions, or undefined for unlabelled data. An exception from
+  // `encode` propagates (the one of the lowest failing row).
   static TokenizedDataset build(size_t rows, const EncodeFn& encode, at::Tensor labels,
                                 const TokenizedDatasetOptions& options = {});
 

@@ -10,6 +10,7 @@
 
 #include "berth/data/dataset_source.h"
 #include "berth/device/dist_env.h"
+#include "berth/train/question_answering_job.h"
 #include "berth/train/training_arguments.h"
 
 namespace berth::train {
@@ -25,6 +26,7 @@ struct TrainingJobOptions {
   double mlm_probability = 0.15;  // masked-lm: the share of tokens masked (run_mlm.py's flag)
   bool whole_word_mask = false;   // masked-lm: mask whole words (HF's whole_word_mask)
   data::DatasetSource data;
+  QuestionAnsweringOptions question_answering;  // --task question-answering: columns, windows, answers
   TrainingArguments args;
   int early_stopping_patience = 0;  // 0: off
   double early_stopping_threshold = 0.0;
