@@ -92,7 +92,8 @@ CommandAction add_predict_command(CLI::App& app) {
   cmd->add_option("--seed", generate.seed, "With --do-sample: the sampling seed")->capture_default_str();
   cmd->add_option("--task", options->task,
                   "question-answering: the best answer span of each {\"question\", \"context\"} line; "
-                  "token-classification: a label per word of each line (default: what the checkpoint's architectures say)");
+                  "token-classification: a label per word of each line (default: what the checkpoint's "
+                  "architectures say)");
   add_question_answering_flags(*cmd, options->question_answering);
   return [options] {
     const ModelTask task = predict_task(*options);

@@ -51,7 +51,8 @@ Batch collate(const TokenizedDataset& dataset, const std::vector<size_t>& rows, 
     out.emplace("labels", input_ids.masked_fill(input_ids == pad_token_id, -100));
   } else if (labels == BatchLabels::TokenLabels && dataset.labels().defined()) {
     out.emplace("labels", collate_token_labels(dataset.labels(), rows, length));
-  } else if ((labels == BatchLabels::Dataset || labels == BatchLabels::AnswerSpans) && dataset.labels().defined()) {
+  } else if ((labels == BatchLabels::Dataset || labels == BatchLabels::AnswerSpans) &&
+             dataset.labels().defined()) {
     std::vector<int64_t> index(rows.begin(), rows.end());
     const at::Tensor chosen = dataset.labels().index_select(0, at::tensor(index, options));
     if (labels == BatchLabels::AnswerSpans) {

@@ -37,7 +37,7 @@ const json& list_column(const json& row, const std::string& column, const std::s
         for (const auto& item : row.items()) keys += (keys.empty() ? "" : ", ") + item.key();
         return keys;
       }(),
-      "). Fix: name the column with --tokens-column / --tags-column");
+      "). Fix: name the words and tags columns with --text-column / --label-column");
   BERTH_CHECK(it->is_array(), where, ": \"", column, "\" must be a list (one entry per word), found ",
               it->type_name(), " ", it->dump().substr(0, 60),
               ". Fix: pre-split the text into a JSON list of words, e.g. [\"EU\", \"rejects\"]");

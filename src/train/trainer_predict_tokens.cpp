@@ -73,7 +73,7 @@ PredictionOutput Trainer::predict_tokens(const data::TokenizedDataset& dataset, 
          token_classification_metrics(output.logits, output.label_ids, info.labels))
       output.metrics[prefix + "_" + name] = value;
     if (compute_metrics_)
-      for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids}))
+      for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids, &dataset}))
         output.metrics[prefix + "_" + name] = value;
   }
   const double runtime = detail::seconds_since(start);

@@ -84,10 +84,12 @@ TEST(MaskedLmCli, RefusesWhatItCannotTrain) {
   masked_lm_cli_texts(dir.file("train.jsonl"), 8);
   const std::string base = "train --model-preset bert-tiny --tokenizer " + testing::bert_base_uncased_dir() +
                            " --train " + dir.file("train.jsonl") + " --output-dir " + dir.file("out");
+  // Texts are not words and tags: token classification names the column and the fix.
   auto result = run_cli(base + " --task token-classification");
   EXPECT_EQ(result.exit_code, 2);
   expect_contains(result.output,
-                  {"--task token-classification", "no data pipeline", "Fix: --task sequence-classification"});
+                  {"train.jsonl:1", "missing \"tokens\" (found keys: label, text)",
+                   "Fix: name the words and tags columns with --text-column / --label-column"});
   result = run_cli(base + " --task masked-lm --mlm-probability 1.5");
   EXPECT_NE(result.exit_code, 0);
   expect_contains(result.output, {"--mlm-probability"});

@@ -1,7 +1,7 @@
 // Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT; BERT's token heads)
 // with HF transformers (tests/goldens/encoder_goldens.py): each family and task head loaded through
-// load_task_model gives HF's logits, loss and every parameter's gradient, and save_pretrained writes HF's names
-// back.
+// load_task_model gives HF's logits, loss and every parameter's gradient, and save_pretrained writes HF's
+// names back.
 #include "berth/io/safetensors.h"
 #include "berth/model/auto_model.h"
 #include "berth/model/roberta_model.h"
