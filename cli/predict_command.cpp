@@ -48,7 +48,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   } else {
     line["label"] = p.label;
   }
-  if (!p.labels.empty() || !p.probabilities.empty()) line["labels"] = p.labels;
+  if (p.multi_label) line["labels"] = p.labels;  // a single label has no list to print
   line["logits"] = p.logits;
   if (!p.probabilities.empty()) line["probabilities"] = p.probabilities;
   return line;

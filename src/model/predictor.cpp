@@ -136,7 +136,8 @@ std::vector<Prediction> Predictor::predict(const std::vector<tokenizer::EncodeIn
         p.label_id =
             std::max_element(p.probabilities.begin(), p.probabilities.end()) - p.probabilities.begin();
         p.label = labels.at(static_cast<size_t>(p.label_id));
-        if (problem_type == kMultiLabelClassification)
+        p.multi_label = problem_type == kMultiLabelClassification;
+        if (p.multi_label)
           for (size_t i = 0; i < p.probabilities.size(); ++i)
             if (p.probabilities[i] > 0.5f) p.labels.push_back(labels.at(i));
       }

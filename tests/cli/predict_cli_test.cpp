@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -50,6 +51,7 @@ void expect_golden(const std::vector<nlohmann::json>& got) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(got[i]["label"], want[i]["label"]) << "line " << i + 1;
+    EXPECT_FALSE(got[i].contains("labels")) << "a single-label classifier prints no label list";
     predict_cli_expect_close(got[i]["logits"], want[i]["logits"], "logits of line " + std::to_string(i + 1));
     predict_cli_expect_close(got[i]["probabilities"], want[i]["probabilities"],
                              "probabilities of line " + std::to_string(i + 1));
@@ -106,6 +108,32 @@ TEST(PredictCli, ZeroBatchSizeIsRefusedWithTheFix) {
   auto result = run_cli("predict --model " + kPredictCliModel + " --input " + kInput + " --batch-size 0");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_TRUE(berth::testing::contains(result.output, "--batch-size must be at least 1")) << result.output;
+}
+
+// A multi-label classifier (the same weights, config.json's problem_type changed) prints sigmoid
+// probabilities and the list of labels over 0.5, which may be empty; a single-label one prints no list (the
+// test above).
+TEST(PredictCli, AMultiLabelClassifierPrintsEveryLabelOverOneHalf) {
+  berth::testing::TempDir dir;
+  const std::filesystem::path model = dir.path() / "multi";
+  std::filesystem::copy(kPredictCliModel, model);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(model / "config.json"));
+  config["problem_type"] = "multi_label_classification";
+  std::ofstream(model / "config.json") << config.dump(2);
+  auto result = run_cli("predict --model " + model.string() + " --input " + kInput, false);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::vector<nlohmann::json> got = json_lines_of_text(result.output);
+  ASSERT_FALSE(got.empty());
+  for (const nlohmann::json& line : got) {
+    ASSERT_TRUE(line.contains("labels")) << line.dump();
+    std::vector<std::string> over_half;
+    for (size_t i = 0; i < line["logits"].size(); ++i) {
+      const double probability = 1.0 / (1.0 + std::exp(-line["logits"][i].get<double>()));
+      EXPECT_NEAR(line["probabilities"][i].get<double>(), probability, 1e-6) << line.dump();
+      if (probability > 0.5) over_half.push_back(config["id2label"][std::to_string(i)].get<std::string>());
+    }
+    EXPECT_EQ(line["labels"].get<std::vector<std::string>>(), over_half) << line.dump();
+  }
 }
 
 }  // namespace

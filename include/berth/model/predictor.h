@@ -34,7 +34,8 @@ struct PredictorOptions {
 struct Prediction {
   std::string label;
   int64_t label_id = -1;
-  std::vector<std::string> labels;
+  std::vector<std::string> labels;  // multi-label only (possibly empty: no label over 0.5)
+  bool multi_label = false;
   std::optional<double> value;
   std::vector<float> logits;
   std::vector<float> probabilities;
