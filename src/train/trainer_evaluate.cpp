@@ -68,15 +68,6 @@ void Trainer::set_task_labels(data::DataLoaderOptions& options) const {
 
 namespace {
 
-// This rank's rows of an evaluation (the sampler's, unshuffled, padded to equal counts).
-std::vector<size_t> my_eval_rows(const data::DataLoaderOptions& options, size_t dataset_size) {
-  data::DistributedSamplerOptions share;
-  share.rank = options.rank;
-  share.world_size = options.world_size;
-  share.shuffle = false;
-  return data::DistributedSampler(dataset_size, share).indices();
-}
-
 // The speed metrics HF adds to every evaluation.
 void add_speed_metrics(PredictionOutput& output, const std::string& prefix, detail::Clock::time_point start,
                        int64_t rows, int64_t batches) {
@@ -127,7 +118,7 @@ PredictionOutput Trainer::predict_language_model(const data::TokenizedDataset& d
                                                  const std::string& prefix) {
   const auto start = detail::Clock::now();
   const data::DataLoaderOptions options = eval_loader_options();
-  const std::vector<size_t> my_rows = my_eval_rows(options, dataset.size());
+  const std::vector<size_t> my_rows = detail::eval_rows(options, dataset.size());
   data::DataLoader loader(dataset, options);
   model_->module().eval();
   torch::NoGradGuard no_grad;
@@ -157,7 +148,7 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
   // Each rank predicts its share of the rows; the shares are gathered so that every rank computes the same
   // metrics over the whole dataset.
   const data::DataLoaderOptions options = eval_loader_options();
-  const std::vector<size_t> my_rows = my_eval_rows(options, dataset.size());
+  const std::vector<size_t> my_rows = detail::eval_rows(options, dataset.size());
   data::DataLoader loader(dataset, options);
   model_->module().eval();
   torch::NoGradGuard no_grad;
@@ -211,5 +202,17 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
   add_speed_metrics(output, prefix, start, rows, batches);
   return output;
 }
+
+namespace detail {
+
+std::vector<size_t> eval_rows(const data::DataLoaderOptions& options, size_t dataset_size) {
+  data::DistributedSamplerOptions share;
+  share.rank = options.rank;
+  share.world_size = options.world_size;
+  share.shuffle = false;
+  return data::DistributedSampler(dataset_size, share).indices();
+}
+
+}  // namespace detail
 
 }  // namespace berth::train

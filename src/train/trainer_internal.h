@@ -5,8 +5,13 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "berth/core/error.h"
+
+namespace berth::data {
+struct DataLoaderOptions;
+}
 
 namespace berth::train::detail {
 
@@ -33,5 +38,9 @@ inline std::string format_number(double value) {
   out << value;
   return out.str();
 }
+
+// This rank's rows of an evaluation: the sampler's, unshuffled, padded to equal counts
+// (trainer_evaluate.cpp).
+std::vector<size_t> eval_rows(const data::DataLoaderOptions& options, size_t dataset_size);
 
 }  // namespace berth::train::detail

@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include "berth/data/data_loader.h"
-#include "berth/data/distributed_sampler.h"
 #include "berth/data/word_tag_dataset.h"
 #include "berth/dist/gather_rows.h"
 #include "berth/placement/place.h"
@@ -14,15 +13,6 @@
 
 namespace berth::train {
 namespace {
-
-// This rank's rows of an evaluation: the sampler's, unshuffled, padded to equal counts.
-std::vector<size_t> token_eval_rows(const data::DataLoaderOptions& options, size_t dataset_size) {
-  data::DistributedSamplerOptions share;
-  share.rank = options.rank;
-  share.world_size = options.world_size;
-  share.shuffle = false;
-  return data::DistributedSampler(dataset_size, share).indices();
-}
 
 // The longest batch any rank can see: every row's encoding, rounded up as the collator rounds.
 int64_t token_eval_length(const data::TokenizedDataset& dataset, size_t pad_to_multiple_of) {
@@ -38,7 +28,7 @@ int64_t token_eval_length(const data::TokenizedDataset& dataset, size_t pad_to_m
 PredictionOutput Trainer::predict_tokens(const data::TokenizedDataset& dataset, const std::string& prefix) {
   const auto start = detail::Clock::now();
   const data::DataLoaderOptions options = eval_loader_options();
-  const std::vector<size_t> my_rows = token_eval_rows(options, dataset.size());
+  const std::vector<size_t> my_rows = detail::eval_rows(options, dataset.size());
   const int64_t length = token_eval_length(dataset, options.pad_to_multiple_of);
   const TaskModelInfo info = model_->info();
   const auto classes = static_cast<int64_t>(info.labels.size());
