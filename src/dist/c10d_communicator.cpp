@@ -56,13 +56,8 @@ class C10dWork : public PendingWork {
 
   void wait() override {
     if (!work_) return;
-    try {
-      work_->wait();
-    } catch (const std::exception& e) {
-      work_.reset();
-      failures_->fail(what_, e);
-    }
-    work_.reset();
+    const c10::intrusive_ptr<c10d::Work> work = std::move(work_);
+    failures_->wait(*work, what_);
     if (flat_.defined()) unflatten(flat_, targets_);
   }
 
@@ -77,14 +72,16 @@ class C10dWork : public PendingWork {
 class C10dCommunicator : public Communicator {
  public:
   C10dCommunicator(c10::intrusive_ptr<compat::C10dBackend> group, c10::intrusive_ptr<c10d::Store> store,
-                   int rank, int world, std::string backend, c10::Device device,
-                   std::chrono::milliseconds timeout)
+                   int rank, int world, std::string backend, c10::Device device, FailureTimes times)
       : group_(std::move(group)),
         device_(device),
         failures_(std::make_shared<const CollectiveFailure>(
-            FailureContext{"", rank, world, std::move(backend), timeout}, std::move(store))) {}
+            FailureContext{"", rank, world, std::move(backend), times}, std::move(store))) {}
 
   ~C10dCommunicator() override {
+    // A group whose wait gave up on a stopped peer is left behind, never destroyed: its destructor would join
+    // a worker thread blocked on that peer until the collective timeout (30 minutes by default).
+    if (failures_->abandoned()) (void)group_.release();
     // The heartbeat stops before the group goes, so a clean exit never reads as a crash for long.
     failures_.reset();
   }
@@ -153,12 +150,13 @@ class C10dCommunicator : public Communicator {
     std::vector<at::Tensor> inputs{mine.to(device_)};
     std::vector<std::vector<at::Tensor>> outputs(1);
     for (int r = 0; r < world; ++r) outputs[0].push_back(at::empty_like(inputs[0]));
+    c10::intrusive_ptr<c10d::Work> work;
     try {
-      auto work = group_->allgather(outputs, inputs);
-      work->wait();
+      work = group_->allgather(outputs, inputs);
     } catch (const std::exception& e) {
       failures_->fail(what, e);
     }
+    failures_->wait(*work, what);
     std::vector<std::string> result;
     for (int r = 0; r < world; ++r) {
       const at::Tensor bytes = outputs[0][r].cpu();
@@ -193,12 +191,13 @@ class C10dCommunicator : public Communicator {
     std::vector<at::Tensor> inputs{input.contiguous()};
     std::vector<std::vector<at::Tensor>> lists(1);
     for (size_t r = 0; r < outputs.size(); ++r) lists[0].push_back(at::empty_like(inputs[0]));
+    c10::intrusive_ptr<c10d::Work> work;
     try {
-      auto work = group_->allgather(lists, inputs);
-      work->wait();
+      work = group_->allgather(lists, inputs);
     } catch (const std::exception& e) {
       failures_->fail(what, e);
     }
+    failures_->wait(*work, what);
     for (size_t r = 0; r < outputs.size(); ++r) outputs[r].copy_(lists[0][r].view(outputs[r].sizes()));
   }
 
@@ -233,9 +232,9 @@ class C10dCommunicator : public Communicator {
 std::shared_ptr<Communicator> make_c10d_communicator(c10::intrusive_ptr<compat::C10dBackend> group,
                                                      c10::intrusive_ptr<c10d::Store> store, int rank,
                                                      int world, std::string backend, c10::Device device,
-                                                     std::chrono::milliseconds timeout) {
+                                                     FailureTimes times) {
   return std::make_shared<C10dCommunicator>(std::move(group), std::move(store), rank, world,
-                                            std::move(backend), device, timeout);
+                                            std::move(backend), device, times);
 }
 
 }  // namespace berth::dist

@@ -11,6 +11,7 @@
 
 #include "berth/core/compat.h"
 #include "berth/dist/communicator.h"
+#include "dist/collective_failure.h"
 
 namespace c10d {
 class Store;
@@ -22,6 +23,6 @@ namespace berth::dist {
 std::shared_ptr<Communicator> make_c10d_communicator(c10::intrusive_ptr<compat::C10dBackend> group,
                                                      c10::intrusive_ptr<c10d::Store> store, int rank,
                                                      int world, std::string backend, c10::Device device,
-                                                     std::chrono::milliseconds timeout);
+                                                     FailureTimes times);
 
 }  // namespace berth::dist

@@ -3,6 +3,7 @@
 #include "dist/collective_failure.h"
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <utility>
 
@@ -27,7 +28,7 @@ namespace {
                          lower.find("closed by peer") != std::string::npos;
   std::string kind;
   if (timed_out) {
-    kind = "timed out after " + seconds_text(ctx.timeout);
+    kind = "timed out after " + seconds_text(ctx.times.timeout);
   } else if (peer_lost) {
     kind = "failed: a peer was lost (its connection closed)";
   } else {
@@ -37,7 +38,7 @@ namespace {
       ctx.what, " ", kind, " on rank ", ctx.rank, " of ", ctx.world, " (", ctx.backend, "). ",
       diagnosis.empty() ? "" : diagnosis + " ", "c10d said: ", original,
       ". Fix: another rank probably died or is stuck: check its log; raise BERTH_DIST_TIMEOUT (seconds, now ",
-      seconds_text(ctx.timeout), ") if a step is legitimately slow.");
+      seconds_text(ctx.times.timeout), ") if a step is legitimately slow.");
 }
 
 }  // namespace
@@ -45,6 +46,44 @@ namespace {
 CollectiveFailure::CollectiveFailure(FailureContext ctx, c10::intrusive_ptr<c10d::Store> store)
     : ctx_(std::move(ctx)) {
   if (ctx_.world > 1) heartbeat_ = std::make_unique<Heartbeat>(std::move(store), ctx_.rank, ctx_.world);
+}
+
+void CollectiveFailure::wait(c10d::Work& work, const std::string& what) const {
+  // How often a waiting rank looks at the heartbeats: a small fraction of any sensible heartbeat timeout.
+  constexpr std::chrono::milliseconds kPoll{500};
+  try {
+    if (!heartbeat_ || ctx_.backend != "gloo") {
+      work.wait();  // NCCL's wait is the stream's; its own watchdog times it out
+      return;
+    }
+    for (;;) {
+      try {
+        work.wait(kPoll);
+        return;
+      } catch (const std::exception&) {
+        if (work.isCompleted()) throw;  // the collective's own failure, not the poll's "timed out"
+      }
+      const std::vector<int> frozen = heartbeat_->frozen(ctx_.times.heartbeat);
+      if (!frozen.empty()) fail_unresponsive(what, frozen);
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(what, e);
+  }
+}
+
+void CollectiveFailure::fail_unresponsive(const std::string& what, const std::vector<int>& ranks) const {
+  abandoned_ = true;
+  const bool one = ranks.size() == 1;
+  BERTH_FAIL(what, " failed on rank ", ctx_.rank, " of ", ctx_.world, " (", ctx_.backend,
+             "): ", one ? "rank " : "ranks ", join_ints(ranks), one ? " is" : " are",
+             " unresponsive: its heartbeat has not moved for ", seconds_text(ctx_.times.heartbeat),
+             " while this rank waited (the process is alive but not running: stopped with SIGSTOP or Ctrl-Z, "
+             "held by a debugger, or its machine is paused). Fix: resume it (kill -CONT PID on its host) or "
+             "end it, then restart the job (--resume_from_checkpoint latest); BERTH_HEARTBEAT_TIMEOUT "
+             "(seconds, now ",
+             seconds_text(ctx_.times.heartbeat), ") sets how long a silent rank is waited for.");
 }
 
 void CollectiveFailure::fail(const std::string& what, const std::exception& e) const {

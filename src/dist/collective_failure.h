@@ -5,6 +5,7 @@
 
 #include <c10/util/intrusive_ptr.h>
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -14,9 +15,16 @@
 
 namespace c10d {
 class Store;
-}
+class Work;
+}  // namespace c10d
 
 namespace berth::dist {
+
+// How long a collective may take, and how long a peer's heartbeat may stand still while a rank waits (Gloo).
+struct FailureTimes {
+  std::chrono::milliseconds timeout;
+  std::chrono::milliseconds heartbeat;
+};
 
 // What a failed collective was, for the message.
 struct FailureContext {
@@ -24,7 +32,7 @@ struct FailureContext {
   int rank;
   int world;
   std::string backend;
-  std::chrono::milliseconds timeout;
+  FailureTimes times;
 };
 
 // One communicator's failure context and heartbeat, shared with the work it has in flight.
@@ -35,10 +43,19 @@ class CollectiveFailure {
   const FailureContext& context() const { return ctx_; }
   // Throws the berth::Error for operation `what`, which failed with `e`.
   [[noreturn]] void fail(const std::string& what, const std::exception& e) const;
+  // Waits for `work` of operation `what`; a failure throws as fail() does. On Gloo it polls: a peer whose
+  // heartbeat stood still for times.heartbeat fails the wait naming it, and the group is abandoned.
+  void wait(c10d::Work& work, const std::string& what) const;
+  // A wait gave up on a peer that stopped: its process group still has a worker thread blocked on that peer,
+  // which destroying the group would join (until the collective timeout), so the group must be left alone.
+  bool abandoned() const { return abandoned_; }
 
  private:
+  [[noreturn]] void fail_unresponsive(const std::string& what, const std::vector<int>& ranks) const;
+
   FailureContext ctx_;
   std::unique_ptr<Heartbeat> heartbeat_;
+  mutable std::atomic<bool> abandoned_{false};
 };
 
 }  // namespace berth::dist

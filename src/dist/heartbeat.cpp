@@ -52,6 +52,21 @@ std::string Heartbeat::diagnose() const {
   }
 }
 
+std::vector<int> Heartbeat::frozen(std::chrono::milliseconds limit) {
+  const std::vector<int64_t> counts = read_all();
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(watch_mutex_);
+  if (seen_.empty()) moved_.assign(counts.size(), now);
+  std::vector<int> stuck;
+  for (int r = 0; r < world_; ++r) {
+    const auto i = static_cast<size_t>(r);
+    if (seen_.empty() || counts[i] != seen_[i]) moved_[i] = now;
+    if (r != rank_ && now - moved_[i] >= limit) stuck.push_back(r);
+  }
+  seen_ = counts;
+  return stuck;
+}
+
 std::string Heartbeat::key(int r) const { return "heartbeat/" + std::to_string(r); }
 
 void Heartbeat::beat() {

@@ -5,6 +5,7 @@
 
 #include <c10/util/intrusive_ptr.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -30,6 +31,11 @@ class Heartbeat {
   // counters for a while (1.6 s) first.
   std::string diagnose() const;
 
+  // The other ranks whose heartbeat has not moved for at least `limit`, as seen across calls (the first call
+  // starts every rank's clock). For a rank waiting on a collective: a rank that stopped beating is not
+  // running at all (stopped, frozen, its machine paused), where a slow rank still beats.
+  std::vector<int> frozen(std::chrono::milliseconds limit);
+
  private:
   std::string key(int r) const;
   void beat();
@@ -43,6 +49,10 @@ class Heartbeat {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;
+  // frozen()'s view: each rank's last counter and when it last moved.
+  std::mutex watch_mutex_;
+  std::vector<int64_t> seen_;
+  std::vector<std::chrono::steady_clock::time_point> moved_;
 };
 
 }  // namespace berth::dist

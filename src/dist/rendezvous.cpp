@@ -25,6 +25,34 @@ namespace {
 
 using Millis = std::chrono::milliseconds;
 
+// A positive number of seconds in env `name`; unset -> nullopt.
+std::optional<Millis> seconds_from_env(const EnvLookup& env, const std::string& name, const char* unset) {
+  const std::optional<std::string> raw = env(name);
+  if (!raw) return std::nullopt;
+  const std::string text(text::trim(*raw));
+  double seconds = 0;
+  size_t used = 0;
+  bool ok = !text.empty();
+  if (ok) {
+    try {
+      seconds = std::stod(text, &used);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  BERTH_CHECK(ok && used == text.size() && std::isfinite(seconds) && seconds > 0, name, "='", *raw,
+              "' is not a positive number of seconds. Fix: set ", name,
+              "=600 (or any seconds > 0), or unset it for ", unset, ".");
+  return Millis(std::max<int64_t>(1, static_cast<int64_t>(std::llround(seconds * 1000.0))));
+}
+
+// BERTH_HEARTBEAT_TIMEOUT: how long a rank waiting in a Gloo collective lets another rank's heartbeat stand
+// still before it fails naming that rank as unresponsive (CollectiveFailure::wait).
+Millis heartbeat_timeout_from_env() {
+  return seconds_from_env(process_env(), "BERTH_HEARTBEAT_TIMEOUT", "the default of 30 s")
+      .value_or(std::chrono::seconds(30));
+}
+
 std::optional<std::string> getenv_string(const char* name) {
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') return std::nullopt;
@@ -91,7 +119,8 @@ std::shared_ptr<Communicator> make_c10d(c10::intrusive_ptr<c10d::Store> store, i
   rendezvous(*scoped, rank, world, options.rendezvous_timeout, where);
   auto group_store = c10::make_intrusive<c10d::PrefixStore>("group", scoped);
   auto group = make_process_group(backend, group_store, rank, world, options, where, master_addr);
-  return make_c10d_communicator(group, scoped, rank, world, backend, device, options.timeout);
+  return make_c10d_communicator(group, scoped, rank, world, backend, device,
+                                FailureTimes{options.timeout, heartbeat_timeout_from_env()});
 }
 
 // "HOST:PORT" -> (host, port); `what` names the source in errors.
@@ -176,24 +205,7 @@ std::shared_ptr<Communicator> init_over_tcp(const DistEnv& env, c10::Device devi
 }  // namespace
 
 std::optional<Millis> dist_timeout_from_env(const EnvLookup& env) {
-  const std::optional<std::string> raw = env("BERTH_DIST_TIMEOUT");
-  if (!raw) return std::nullopt;
-  const std::string text(text::trim(*raw));
-  double seconds = 0;
-  size_t used = 0;
-  bool ok = !text.empty();
-  if (ok) {
-    try {
-      seconds = std::stod(text, &used);
-    } catch (const std::exception&) {
-      ok = false;
-    }
-  }
-  BERTH_CHECK(
-      ok && used == text.size() && std::isfinite(seconds) && seconds > 0, "BERTH_DIST_TIMEOUT='", *raw,
-      "' is not a positive number of seconds. Fix: set BERTH_DIST_TIMEOUT=600 (or any seconds > 0), or "
-      "unset it for the default of 5 minutes.");
-  return Millis(std::max<int64_t>(1, static_cast<int64_t>(std::llround(seconds * 1000.0))));
+  return seconds_from_env(env, "BERTH_DIST_TIMEOUT", "the default of 5 minutes");
 }
 
 std::shared_ptr<Communicator> make_communicator(c10::intrusive_ptr<c10d::Store> store, int rank,

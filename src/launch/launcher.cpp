@@ -61,6 +61,7 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
       const int status = w.status;
       const pid_t pid = w.pid;
       const int rank = w.rank;
+      const std::string unresponsive = detail::stopped_workers_text(group.workers());
       err << "berth launch: rank " << rank << " (local " << w.local_rank << ", pid " << pid
           << ") failed: " << detail::describe_status(status)
           << "; stopping the other workers (SIGTERM, SIGKILL after " << format_seconds(options.stop_grace_s)
@@ -70,7 +71,7 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
       group.print_tail(group.workers()[i]);
       result.exit_code = detail::exit_code_of(status);
       result.failure = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") failed with " +
-                       detail::describe_status(status);
+                       detail::describe_status(status) + unresponsive;
       return result;
     }
     if (!group.any_running()) {
@@ -84,46 +85,8 @@ AttemptResult run_attempt(const LaunchOptions& options, const std::string& path,
 }  // namespace
 
 std::string signal_name(int signal) {
-  switch (signal) {
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGINT:
-      return "SIGINT";
-    case SIGQUIT:
-      return "SIGQUIT";
-    case SIGILL:
-      return "SIGILL";
-    case SIGTRAP:
-      return "SIGTRAP";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGUSR1:
-      return "SIGUSR1";
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGUSR2:
-      return "SIGUSR2";
-    case SIGPIPE:
-      return "SIGPIPE";
-    case SIGALRM:
-      return "SIGALRM";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGCHLD:
-      return "SIGCHLD";
-    case SIGXCPU:
-      return "SIGXCPU";
-    case SIGXFSZ:
-      return "SIGXFSZ";
-    case SIGSYS:
-      return "SIGSYS";
-  }
+  // glibc's abbreviation ("KILL", "STOP", ...) for every signal it knows.
+  if (const char* name = ::sigabbrev_np(signal); name != nullptr) return std::string("SIG") + name;
   return "signal " + std::to_string(signal);
 }
 

@@ -20,6 +20,15 @@ std::string format_seconds(double s) {
   return text.str();
 }
 
+std::string stopped_workers_text(const std::vector<Worker>& workers) {
+  std::string text;
+  for (const Worker& w : workers)
+    if (w.running && w.stopped)
+      text += "; rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) +
+              ") was stopped: unresponsive";
+  return text;
+}
+
 WorkerGroup::~WorkerGroup() {
   for (Worker& w : workers_) {
     if (w.running) {
@@ -113,7 +122,8 @@ std::vector<size_t> WorkerGroup::pump(int timeout_ms) {
     Worker& w = workers_[i];
     if (!w.running) continue;
     int status = 0;
-    const pid_t r = ::waitpid(w.pid, &status, WNOHANG);
+    const pid_t r = ::waitpid(w.pid, &status, WNOHANG | WUNTRACED | WCONTINUED);
+    if (r == w.pid && note_stop_or_continue(w, status)) continue;
     if (r == w.pid || (r < 0 && errno == ECHILD)) {
       w.running = false;
       w.status = r == w.pid ? status : 0;
@@ -121,6 +131,25 @@ std::vector<size_t> WorkerGroup::pump(int timeout_ms) {
     }
   }
   return exited;
+}
+
+bool WorkerGroup::note_stop_or_continue(Worker& w, int status) {
+  if (WIFSTOPPED(status)) {
+    w.stopped = true;
+    err_ << "berth launch: rank " << w.rank << " (pid " << w.pid << ") was stopped by "
+         << signal_name(WSTOPSIG(status))
+         << ": it is unresponsive, and the other ranks wait for it in their next collective until "
+            "BERTH_HEARTBEAT_TIMEOUT (30 s by default). Fix: kill -CONT "
+         << w.pid << " to resume it\n";
+    err_.flush();
+    return true;
+  }
+  if (WIFCONTINUED(status)) {
+    w.stopped = false;
+    err_ << "berth launch: rank " << w.rank << " (pid " << w.pid << ") continued\n";
+    return true;
+  }
+  return false;
 }
 
 void WorkerGroup::drain(double seconds) {
@@ -135,8 +164,11 @@ void WorkerGroup::drain(double seconds) {
 }
 
 void WorkerGroup::stop(int first_signal) {
-  for (Worker& w : workers_)
-    if (w.running) ::kill(-w.pid, first_signal);
+  for (Worker& w : workers_) {
+    if (!w.running) continue;
+    ::kill(-w.pid, first_signal);
+    if (w.stopped) ::kill(-w.pid, SIGCONT);  // a stopped process acts on the signal only once continued
+  }
   const Clock::time_point grace_end = Clock::now() + to_duration(options_.stop_grace_s);
   while (any_running() && Clock::now() < grace_end) pump(remaining_ms(grace_end, 50));
   if (any_running()) {

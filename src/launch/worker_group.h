@@ -28,7 +28,8 @@ struct Worker {
   int local_rank = 0;
   pid_t pid = -1;
   bool running = false;
-  int status = 0;  // waitpid's, once exited
+  bool stopped = false;  // by a signal (SIGSTOP, SIGTSTP): alive but unresponsive until continued
+  int status = 0;        // waitpid's, once exited
   Stream out;
   Stream err;
   std::deque<std::string> tail;  // last lines of both streams, prefixed
@@ -36,6 +37,9 @@ struct Worker {
 
 // "5 s": the launcher's way of writing a duration.
 std::string format_seconds(double s);
+
+// "; rank 1 (pid 42) was stopped (SIGSTOP): unresponsive" for each running worker that is stopped, else "".
+std::string stopped_workers_text(const std::vector<Worker>& workers);
 
 class WorkerGroup {
  public:
@@ -55,8 +59,9 @@ class WorkerGroup {
   bool any_running() const;
   bool any_open() const;
 
-  // Reads what the pipes have (waiting at most timeout_ms for something), then reaps exited workers.
-  // Returns the indices of workers that exited during this call.
+  // Reads what the pipes have (waiting at most timeout_ms for something), then reaps exited workers and
+  // notes (and reports) stopped and continued ones. Returns the indices of workers that exited during this
+  // call.
   std::vector<size_t> pump(int timeout_ms);
 
   // Reads the remaining output for up to `seconds`: a worker's own children may hold its pipes a while.
@@ -75,6 +80,8 @@ class WorkerGroup {
 
   static Clock::duration to_duration(double seconds);
   static int remaining_ms(Clock::time_point deadline, int cap);
+  // Updates `w` from a waitpid status that says it stopped or continued; false for anything else.
+  bool note_stop_or_continue(Worker& w, int status);
   Environment worker_environment(const Environment& base_env, const Worker& w, int port,
                                  int restart_count) const;
   std::string device_label(int local) const;

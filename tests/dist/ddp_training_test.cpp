@@ -1,9 +1,11 @@
 // `berth train` on several processes: 2 ranks x batch B train exactly as 1 rank x batch 2B (BERT, RoBERTa and
-// a tied Llama causal LM); a rank that dies, never arrives or builds another model stops the run quickly with
-// an error naming it; two "hosts" on 127.0.0.1 / 127.0.0.2 train together.
+// a tied Llama causal LM); a rank that dies, stops (SIGSTOP), never arrives or builds another model stops the
+// run quickly with an error naming it; two "hosts" on 127.0.0.1 / 127.0.0.2 train together.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+
+#include <signal.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -153,6 +155,37 @@ TEST_F(DdpTraining, TheLauncherNamesTheRankThatDied) {
   EXPECT_LT(seconds, 60.0);
   EXPECT_TRUE(contains(result.output, "rank 1 (pid")) << result.output;
   EXPECT_TRUE(contains(result.output, "failed with killed by signal SIGKILL")) << result.output;
+}
+
+// kill -STOP on rank 1 mid-training: it neither dies nor answers. Rank 0 names it as unresponsive once its
+// heartbeat has stood still for BERTH_HEARTBEAT_TIMEOUT (8 s here, 30 s by default), the launcher names it
+// too, and nothing is left behind: the stopped process is continued and ended.
+TEST_F(DdpTraining, ARankThatStopsIsNamedAsUnresponsive) {
+  const std::string out = dir.file("stops");
+  const std::string pid_file = dir.file("rank1.pid");
+  // Rank 1 stops itself once training is under way (rank 0 has saved checkpoint-2), waiting at most 60 s.
+  const std::string script =
+      "if [ \"$RANK\" = 1 ]; then echo $$ > " + pid_file + "; (i=0; while [ ! -d " + out +
+      "/checkpoint-2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -STOP $$) & "
+      "fi; exec " +
+      kCli + " " + train_args(out, {4, "100000", "1e-3", "", " --save-steps 2", "steps"});
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = run_program(kCli + " launch --nproc-per-node 2 -- /bin/sh -c '" + script + "'", true,
+                                  "BERTH_HEARTBEAT_TIMEOUT=8", 120);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_LT(seconds, 60.0) << result.output;
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  in >> pid;
+  ASSERT_GT(pid, 0) << result.output;
+  const std::string rank1 = "rank 1 (pid " + std::to_string(pid) + ")";
+  berth::testing::expect_contains(
+      result.output,
+      {"on rank 0 of 2 (gloo): rank 1 is unresponsive: its heartbeat has not moved for 8 s",
+       "Fix: resume it (kill -CONT PID on its host) or end it",
+       rank1 + " was stopped by SIGSTOP: it is unresponsive", rank1 + " was stopped: unresponsive"});
+  EXPECT_NE(::kill(pid, 0), 0) << "rank 1 was left behind";
 }
 
 TEST_F(DdpTraining, ARankThatNeverArrivesIsNamed) {

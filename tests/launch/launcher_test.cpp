@@ -265,6 +265,7 @@ TEST(Launcher, ParseNprocAndSignalNames) {
                   {"--nproc-per-node 0 starts no worker"});
   EXPECT_EQ(signal_name(SIGSEGV), "SIGSEGV");
   EXPECT_EQ(signal_name(SIGKILL), "SIGKILL");
+  EXPECT_EQ(signal_name(SIGSTOP), "SIGSTOP");
   EXPECT_EQ(signal_name(SIGRTMIN + 1), "signal " + std::to_string(SIGRTMIN + 1));
   const int port = free_port();
   EXPECT_GT(port, 0);
