@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "berth/core/output_path.h"
 #include "berth/data/spam_assassin.h"
 #include "command.h"
 #include "dataset_flags.h"
@@ -36,6 +37,7 @@ CommandAction add_data_command(CLI::App& app) {
   spam->add_option("--split-seed", options->data.split_seed, "Seed of the stratified split")
       ->capture_default_str();
   return [options] {
+    check_output_directory(options->output, "--output");
     const data::LoadedDatasets loaded = data::load_datasets(options->data, std::nullopt);
     std::filesystem::create_directories(options->output);
     const auto type = data::ProblemType::SingleLabel;

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "berth/core/error.h"
+#include "berth/core/output_path.h"
 #include "berth/dist/zero_checkpoint.h"
 #include "berth/io/safetensors.h"
 #include "berth/model/auto_model.h"
@@ -147,6 +148,7 @@ std::string make_temp_dir(const fs::path& output) {
 
 int run_export(const ExportOptions& options) {
   check_checkpoint_dir(options.checkpoint);
+  check_output_directory(options.output, "--output");
   fs::path output = fs::path(options.output).lexically_normal();
   if (output.filename().empty()) output = output.parent_path();  // "out/" -> "out"
   std::error_code error;

@@ -8,11 +8,13 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/core/output_path.h"
 #include "berth/model/auto_model.h"
 #include "berth/model/predictor.h"
 #include "berth/model/pretrained_config.h"
 #include "berth/train/encode_options.h"
 #include "command.h"
+#include "count_flag.h"
 #include "question_answering_commands.h"
 #include "question_answering_flags.h"
 #include "tag_words.h"
@@ -69,11 +71,13 @@ CommandAction add_predict_command(CLI::App& app) {
   cmd->add_option("--output", options->output,
                   "JSONL file for {\"label\", \"logits\", \"probabilities\"} lines (default: stdout)");
   cmd->add_option("--batch-size", options->predictor.batch_size, "Inputs per forward pass")
+      ->check(whole_number("--batch-size 32"))
       ->capture_default_str();
   cmd->add_option("--max-length", options->predictor.max_length,
                   "Longest input in tokens; 0 = the length the model was trained at (its "
                   "training_args.json), else the model's limit (min of model_max_length and "
                   "max_position_embeddings)")
+      ->check(whole_number("--max-length 128, or 0 for the model's own"))
       ->capture_default_str();
   cmd->add_option("--device", options->predictor.device, "auto, cpu, cuda or cuda:N")
       ->envname("BERTH_DEVICE")
@@ -96,6 +100,8 @@ CommandAction add_predict_command(CLI::App& app) {
                   "architectures say)");
   add_question_answering_flags(*cmd, options->question_answering);
   return [options] {
+    // Before the model loads: a bad --output would otherwise fail only after every prediction.
+    if (!options->output.empty()) check_output_file(options->output, "--output");
     const ModelTask task = predict_task(*options);
     if (task == ModelTask::QuestionAnswering)
       return run_question_answering_predict({options->model, options->input, options->output,

@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 #include "berth/tokenizer/aligned_text.h"
 
 namespace berth::cli {
 
 std::vector<TextInputLine> read_text_inputs(const std::string& path) {
+  check_input_file(path, "--input");
   std::ifstream in(path, std::ios::binary);
   BERTH_CHECK(in, "cannot open --input ", path, ". Fix: pass a JSONL file with one {\"text\": ...} per line");
   std::vector<TextInputLine> lines;
@@ -41,6 +43,10 @@ std::vector<TextInputLine> read_text_inputs(const std::string& path) {
     }
     lines.push_back(std::move(line));
   }
+  // An empty result would look like success: an empty file is a wrong path or an unfinished export.
+  BERTH_CHECK(!lines.empty(), "--input ", path,
+              ": expected JSONL lines ({\"text\": ...} each), found no line with text. Fix: check the "
+              "file, or pass the one that holds the inputs");
   return lines;
 }
 

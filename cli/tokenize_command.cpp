@@ -9,8 +9,10 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/core/output_path.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "command.h"
+#include "count_flag.h"
 #include "text_input.h"
 
 namespace berth::cli {
@@ -74,6 +76,7 @@ void write_line(std::ostream& out, const tokenizer::Encoding& e) {
 }
 
 int run(const TokenizeOptions& options) {
+  if (!options.output.empty()) check_output_file(options.output, "--output");
   tokenizer::Tokenizer t = tokenizer::load_tokenizer(options.tokenizer);
   configure(options, t);
   std::vector<TextInputLine> lines = read_text_inputs(options.input);
@@ -126,6 +129,7 @@ CommandAction add_tokenize_command(CLI::App& app) {
   cmd->add_option("--max-length", options->max_length,
                   "Length for --truncation and --padding max_length, special tokens included (0: "
                   "tokenizer_config.json's model_max_length)")
+      ->check(whole_number("--max-length 128, or 0 for tokenizer_config.json's model_max_length"))
       ->capture_default_str();
   cmd->add_option("--truncation", options->truncation,
                   "Truncate to --max-length: longest_first (the default when given without a value), "

@@ -7,6 +7,7 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/core/output_path.h"
 #include "berth/data/encode_text_dataset.h"
 #include "berth/device/dist_env.h"
 #include "berth/launch/launcher.h"
@@ -19,6 +20,7 @@
 #include "berth/train/trainer.h"
 #include "berth/train/training_job.h"
 #include "command.h"
+#include "count_flag.h"
 #include "dataset_flags.h"
 #include "question_answering_commands.h"
 #include "question_answering_flags.h"
@@ -132,6 +134,9 @@ int eval_question_answering(const EvalCommandOptions& options, std::shared_ptr<T
 }
 
 int run_eval(const EvalCommandOptions& options) {
+  BERTH_CHECK(options.batch_size >= 1, "eval: --batch-size must be at least 1, found ", options.batch_size,
+              ". Fix: --batch-size 32");
+  if (!options.output.empty()) check_output_file(options.output, "--output");
   const tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(options.model);
   std::optional<ModelTask> task;
   if (!options.task.empty()) task = parse_task(options.task);
@@ -170,6 +175,9 @@ int run_eval(const EvalCommandOptions& options) {
   encoding.max_length = static_cast<size_t>(info.max_positions);
   if (auto trained = train::trained_encode_options(options.model)) encoding = *trained;
   if (options.max_length > 0) encoding.max_length = options.max_length;
+  BERTH_CHECK(encoding.max_length <= static_cast<size_t>(info.max_positions), "eval: --max-length ",
+              encoding.max_length, " exceeds the model's max_position_embeddings (", info.max_positions,
+              "). Fix: --max-length ", info.max_positions, " or less (0: the model's limit)");
   train::TrainerOptions trainer_options;
   trainer_options.args = args;
   trainer_options.model = loaded.model;
@@ -264,8 +272,11 @@ CommandAction add_eval_command(CLI::App& app) {
   cmd->add_option("--split", options->split, "With --data: test, validation or train")
       ->check(CLI::IsMember({"test", "validation", "eval", "train"}))
       ->capture_default_str();
-  cmd->add_option("--batch-size", options->batch_size, "Examples per forward pass")->capture_default_str();
+  cmd->add_option("--batch-size", options->batch_size, "Examples per forward pass")
+      ->check(whole_number("--batch-size 32"))
+      ->capture_default_str();
   cmd->add_option("--max-length", options->max_length, "Longest input in tokens (0: the model's limit)")
+      ->check(whole_number("--max-length 128, or 0 for the model's limit"))
       ->capture_default_str();
   cmd->add_option("--device", options->device, "auto, cpu, cuda or cuda:N")
       ->envname("BERTH_DEVICE")

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 
 namespace berth::data {
 namespace {
@@ -15,6 +16,7 @@ namespace {
 using nlohmann::json;
 
 std::string qa_read_file(const std::string& path) {
+  check_input_file(path, "question-answering data");
   std::ifstream in(path, std::ios::binary);
   BERTH_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), "). Fix: check the path");
   std::ostringstream content;

@@ -12,6 +12,7 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 #include "berth/data/delimited_reader.h"
 
 namespace berth::data {
@@ -28,6 +29,7 @@ struct RawExample {
 };
 
 std::string read_whole_file(const std::string& path) {
+  check_input_file(path, "data file");
   std::ifstream in(path, std::ios::binary);
   BERTH_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), "). Fix: check the path");
   std::ostringstream content;

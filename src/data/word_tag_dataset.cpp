@@ -3,6 +3,7 @@
 #include "berth/data/word_tag_dataset.h"
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 
 #include <torch/torch.h>
 
@@ -17,6 +18,7 @@ namespace {
 using nlohmann::json;
 
 std::vector<std::string> read_lines(const std::string& path) {
+  check_input_file(path, "data file");
   std::ifstream in(path, std::ios::binary);
   BERTH_CHECK(in.good(), path, ": cannot open. Fix: check the path");
   std::vector<std::string> lines;

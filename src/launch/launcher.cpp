@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <ostream>
 
@@ -123,8 +124,9 @@ void validate(const LaunchOptions& o, const std::vector<std::string>& command) {
   BERTH_CHECK(o.max_restarts >= 0, "--max-restarts ", o.max_restarts,
               " is negative. Fix: pass 0 (fail on the first error) or the number of restarts to allow.");
   BERTH_CHECK(
-      o.stop_grace_s >= 0, "--stop-grace ", o.stop_grace_s,
-      " is negative: it is the seconds between SIGTERM and SIGKILL. Fix: pass 0 or more (default 5).");
+      std::isfinite(o.stop_grace_s) && o.stop_grace_s >= 0, "--stop-grace ", o.stop_grace_s,
+      " is not a number of seconds >= 0: it is the time between SIGTERM and SIGKILL. Fix: pass 0 or more "
+      "(default 5).");
   BERTH_CHECK(o.devices.empty() || static_cast<int>(o.devices.size()) == o.nproc_per_node, "--device lists ",
               o.devices.size(), " device", o.devices.size() == 1 ? "" : "s", " but --nproc-per-node is ",
               o.nproc_per_node, ": each local worker takes one device. Fix: list ", o.nproc_per_node,

@@ -177,25 +177,41 @@ void add_warnings(LoadReport& report, const std::string& model_name, const std::
   }
 }
 
+bool is_head_tensor(const CheckpointLayout& layout, const std::string& name) {
+  for (const std::string& prefix : layout.head_prefixes)
+    if (starts_with(name, prefix)) return true;
+  return false;
+}
+
+bool only_head_mismatched(const std::vector<LoadReport::Mismatch>& mismatched,
+                          const CheckpointLayout& layout) {
+  for (const auto& m : mismatched)
+    if (!is_head_tensor(layout, m.name)) return false;
+  return true;
+}
+
+// The first few mismatches (a wrong hidden_size mismatches every tensor), then how many more.
 std::string mismatch_error(const std::vector<LoadReport::Mismatch>& mismatched,
                            const CheckpointLayout& layout, const std::string& dir, int64_t num_labels) {
+  constexpr size_t kShown = 3;
   std::ostringstream out;
   out << dir << ": " << mismatched.size() << " tensor" << (mismatched.size() == 1 ? "" : "s")
       << " in model.safetensors do not fit " << layout.architecture << " built from config.json:";
-  bool head = false;
-  for (const auto& m : mismatched) {
+  for (size_t i = 0; i < mismatched.size() && i < kShown; ++i) {
+    const auto& m = mismatched[i];
     out << "\n  " << m.name << ": checkpoint has " << format_shape(m.checkpoint_shape)
         << ", the model expects " << format_shape(m.model_shape);
-    for (const std::string& prefix : layout.head_prefixes) head = head || starts_with(m.name, prefix);
   }
+  if (mismatched.size() > kShown) out << "\n  ... and " << mismatched.size() - kShown << " more";
   out << "\nFix: ";
-  if (head) {
+  if (only_head_mismatched(mismatched, layout)) {
     out << "the model has num_labels = " << num_labels
         << "; load with the checkpoint's own labels (leave num_labels/labels unset), or pass "
            "ignore_mismatched_sizes to start a new classifier for your labels";
   } else {
-    out << "config.json does not describe these weights: use the config.json saved with them (or pass "
-           "ignore_mismatched_sizes to re-initialise the mismatched tensors)";
+    out << "config.json does not describe these weights (compare its hidden_size, intermediate_size, "
+           "vocab_size, num_attention_heads with the shapes above): use the config.json saved with them; a "
+           "model of another size starts from scratch (berth train --model-preset with --config-overrides)";
   }
   return out.str();
 }
@@ -251,7 +267,10 @@ LoadReport load_weights(torch::nn::Module& module, const std::string& dir, const
   }
   for (const auto& [name, original] : stored)
     if (!used.count(name)) report.unexpected.push_back(original);
-  BERTH_CHECK(report.mismatched.empty() || options.ignore_mismatched_sizes,
+  // A new label count may start a new head; a model whose body is not the checkpoint's is refused, since
+  // training it would start from random weights with nothing but a warning.
+  const bool ignored = options.ignore_mismatched_sizes && only_head_mismatched(report.mismatched, layout);
+  BERTH_CHECK(report.mismatched.empty() || ignored,
               mismatch_error(report.mismatched, layout, dir, num_labels));
 
   // HF initialises what the checkpoint does not provide; everything else is overwritten next.

@@ -210,8 +210,10 @@ nlohmann::ordered_json padding_json(const std::optional<PaddingOptions>& p) {
 
 Tokenizer load_tokenizer(const std::string& dir) {
   const fs::path root(dir);
-  BERTH_CHECK(fs::is_directory(root), "tokenizer directory ", dir,
-              " does not exist. Fix: pass the directory that holds tokenizer.json or vocab.txt");
+  std::error_code error;
+  BERTH_CHECK(fs::is_directory(root, error), "tokenizer directory ", dir,
+              fs::exists(root, error) ? " is a file, not a directory" : " does not exist",
+              ". Fix: pass the directory that holds tokenizer.json or vocab.txt");
   Config config = read_config(root / "tokenizer_config.json");
   TokenizerJson json_file;
   std::string text, source = (root / "tokenizer.json").string();

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 #include "core/number_text.h"
 #include "core/text.h"
 #include "train/written_deepspeed_config.h"
@@ -49,6 +50,7 @@ std::string read_config_text(const std::string& text_or_path, std::string& sourc
     return text_or_path;
   }
   source = text_or_path;
+  check_input_file(text_or_path, "--deepspeed config");
   std::ifstream in(text_or_path, std::ios::binary);
   BERTH_CHECK(in, "cannot read the DeepSpeed config ", text_or_path,
               ": no such file or not readable. Fix: --deepspeed PATH to a DeepSpeed JSON config");

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
+#include "berth/core/output_path.h"
 #include "berth/data/encode_text_dataset.h"
 #include "berth/data/pack_blocks.h"
 #include "berth/device/device.h"
@@ -35,6 +37,7 @@ struct EncodedData {
 };
 
 std::string read_file_text(const std::string& path) {
+  check_input_file(path, "--hp-search");
   std::ifstream in(path, std::ios::binary);
   BERTH_CHECK(in.good(), "cannot read ", path, ". Fix: check the path");
   std::ostringstream text;
@@ -56,6 +59,9 @@ void check_model_choice(const TrainingJobOptions& options) {
       model_preset_list(), ")");
   BERTH_CHECK(!options.args.output_dir.empty(),
               "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
+  // Before the data and the model load: create_directories would fail later with a bare filesystem error.
+  check_output_directory(options.args.output_dir, "--output_dir");
+  if (!options.hp_space.empty()) check_input_file(options.hp_space, "--hp-search");
   BERTH_CHECK(options.model_preset.empty() || !(options.tokenizer.empty() && options.model.empty()),
               "train: --model-preset trains a model from scratch and needs a tokenizer. "
               "Fix: --tokenizer DIR (make one from your training text with `berth tokenizer train --input "
@@ -217,7 +223,8 @@ ModelInit make_model_init(const TrainingJobOptions& options, const std::optional
     pretrained.labels = data.label_map.labels();
     if (task == ModelTask::SequenceClassification)
       pretrained.problem_type = data::to_string(data.problem_type);
-    pretrained.ignore_mismatched_sizes = true;  // a new head for these labels, as HF's num_labels= does
+    // A new head for these labels, as HF's num_labels= does; the body must still fit the weights.
+    pretrained.ignore_mismatched_sizes = true;
   }
   return [=](const Trial*) {
     std::shared_ptr<TaskModel> model;

@@ -201,6 +201,23 @@ TEST(Pretrained, WrongConfigForTheWeightsIsAnError) {
        "use the config.json saved with them"});
 }
 
+// HF's ignore_mismatched_sizes would re-initialise the whole encoder here; berth re-initialises a head only.
+TEST(Pretrained, IgnoreMismatchedSizesStillRefusesAConfigThatDoesNotFitTheBody) {
+  berth::testing::TempDir dir;
+  write_dir(dir, tiny_tensors());
+  std::string config = read_text(dir.file("config.json"));
+  config.replace(config.find("\"intermediate_size\": 48"), 23, "\"intermediate_size\": 40");
+  std::ofstream(dir.file("config.json"), std::ios::trunc) << config;
+  berth::PretrainedOptions options;
+  options.labels = std::vector<std::string>{"a", "b", "c"};  // the head differs too: not enough to pass
+  options.ignore_mismatched_sizes = true;
+  expect_contains(
+      error_text([&] { from_pretrained<BertForSequenceClassification>(dir.path().string(), options); }),
+      {"tensors in model.safetensors do not fit BertForSequenceClassification",
+       "bert.encoder.layer.0.intermediate.dense.weight: checkpoint has [48, 32], the model expects [40, 32]",
+       "more", "Fix: config.json does not describe these weights"});
+}
+
 TEST(Pretrained, PytorchBinOnlyExplainsTheConversion) {
   berth::testing::TempDir dir;
   fs::copy_file(tiny_dir() + "/config.json", dir.file("config.json"));

@@ -43,7 +43,8 @@ void check_model_dir(const std::string& dir, const PretrainedOptions& options);
 // Loads dir's model.safetensors (or model.safetensors.index.json shards) into `module` (already built from
 // config.json and converted to options.dtype). Throws berth::Error for a missing file, a pytorch_model.bin
 // only directory (with the conversion command) and shape mismatches (unless
-// options.ignore_mismatched_sizes); calls layout.init first when anything is missing or mismatched.
+// options.ignore_mismatched_sizes and only the head's tensors differ); calls layout.init first when anything
+// is missing or mismatched.
 LoadReport load_weights(torch::nn::Module& module, const std::string& dir, const CheckpointLayout& layout,
                         const PretrainedOptions& options, int64_t num_labels);
 

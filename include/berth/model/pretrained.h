@@ -24,7 +24,9 @@ struct PretrainedOptions {
   // The config's problem_type for a classification head (kSingleLabelClassification, ...), replacing the
   // checkpoint's: the training data decides it.
   std::optional<std::string> problem_type;
-  // Tensors whose shape differs from the checkpoint's are re-initialised (and reported) instead of refused.
+  // Task-head tensors whose shape differs from the checkpoint's (a new label count) are re-initialised (and
+  // reported) instead of refused. Unlike HF, a mismatch outside the head is refused even so: config.json does
+  // not describe the weights, and the model would train from random ones with nothing but a warning.
   bool ignore_mismatched_sizes = false;
   // Seed for tensors the checkpoint lacks (newly initialised, e.g. a new classifier); nullopt: torch's
   // global generator, as HF.
@@ -59,7 +61,8 @@ struct Pretrained {
 // Like HF, a BertModel checkpoint (no "bert." prefix) loads into BertForSequenceClassification (the
 // classifier is then newly initialised) and a classifier or pretraining checkpoint loads into BertModel (its
 // heads are unexpected, and ignored). LayerNorm gamma/beta are read as weight/bias. A shape mismatch throws
-// berth::Error naming the tensor and both shapes unless ignore_mismatched_sizes; a directory with only
+// berth::Error naming the tensor and both shapes unless ignore_mismatched_sizes and only the head differs
+// (config.json describing other weights is always refused); a directory with only
 // pytorch_model.bin throws with the conversion command.
 template <typename Model>
 Pretrained<Model> from_pretrained(const std::string& dir, const PretrainedOptions& options = {});
