@@ -1,5 +1,5 @@
-// HF transformers' schedule lambdas (optimization.py), DeepSpeed's warmup schedules (lr_schedules.py), and
-// their state as JSON.
+// HF transformers' schedule lambdas (optimization.py), torch's ReduceLROnPlateau, DeepSpeed's warmup
+// schedules (lr_schedules.py), and their state as JSON.
 #include "berth/optim/lr_scheduler.h"
 
 #include "berth/core/error.h"
@@ -14,12 +14,17 @@
 namespace berth::optim {
 namespace {
 
-constexpr std::array<std::pair<SchedulerType, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<SchedulerType, std::string_view>, 13> kNames{{
     {SchedulerType::Linear, "linear"},
     {SchedulerType::Cosine, "cosine"},
     {SchedulerType::Constant, "constant"},
     {SchedulerType::ConstantWithWarmup, "constant_with_warmup"},
     {SchedulerType::Polynomial, "polynomial"},
+    {SchedulerType::CosineWithRestarts, "cosine_with_restarts"},
+    {SchedulerType::InverseSqrt, "inverse_sqrt"},
+    {SchedulerType::ReduceLROnPlateau, "reduce_lr_on_plateau"},
+    {SchedulerType::CosineWithMinLr, "cosine_with_min_lr"},
+    {SchedulerType::WarmupStableDecay, "warmup_stable_decay"},
     {SchedulerType::WarmupLR, "WarmupLR"},
     {SchedulerType::WarmupDecayLR, "WarmupDecayLR"},
     {SchedulerType::WarmupCosineLR, "WarmupCosineLR"},
@@ -34,6 +39,108 @@ std::string known_names() {
 // Python's float(a) / float(max(1, b)), as HF writes its ratios.
 double ratio(int64_t a, int64_t b) {
   return static_cast<double>(a) / static_cast<double>(std::max<int64_t>(1, b));
+}
+
+// The options of HF's newer schedules, as saved with the state (empty for the others, whose older states
+// had no such field).
+nlohmann::json newer_options_json(const SchedulerOptions& o) {
+  const auto optional = [](const auto& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  switch (o.type) {
+    case SchedulerType::InverseSqrt:
+      return {{"timescale", optional(o.timescale)}};
+    case SchedulerType::CosineWithMinLr:
+      return {{"min_lr_rate", optional(o.min_lr_rate)}};
+    case SchedulerType::WarmupStableDecay:
+      return {{"num_decay_steps", o.num_decay_steps},
+              {"num_stable_steps", optional(o.num_stable_steps)},
+              {"warmup_type", o.wsd_warmup_type},
+              {"decay_type", o.decay_type},
+              {"min_lr_ratio", o.min_lr_ratio}};
+    case SchedulerType::ReduceLROnPlateau: {
+      const PlateauOptions& p = o.plateau;
+      return {{"mode", p.mode},
+              {"factor", p.factor},
+              {"patience", p.patience},
+              {"threshold", p.threshold},
+              {"threshold_mode", p.threshold_mode},
+              {"cooldown", p.cooldown},
+              {"min_lr", p.min_lr},
+              {"eps", p.eps}};
+    }
+    default:
+      return nlohmann::json::object();
+  }
+}
+
+bool is_wsd_shape(const std::string& type) {
+  return type == "linear" || type == "cosine" || type == "1-sqrt";
+}
+
+// The checks HF's schedule functions and torch's ReduceLROnPlateau make on their arguments.
+void check_hf_options(const SchedulerOptions& options, double base_lr) {
+  if (options.type == SchedulerType::Polynomial) {
+    // HF raises the same ValueError in get_polynomial_decay_schedule_with_warmup.
+    BERTH_CHECK(options.lr_end < base_lr, "lr scheduler: polynomial lr_end (", options.lr_end,
+                ") must be smaller than initial lr (", base_lr,
+                "). Fix: lower lr_end or raise the learning rate");
+  }
+  if (options.type == SchedulerType::CosineWithMinLr)
+    BERTH_CHECK(options.min_lr_rate.has_value(),
+                "lr scheduler cosine_with_min_lr needs min_lr or min_lr_rate, found neither (HF: \"One of "
+                "min_lr or min_lr_rate should be set through the `lr_scheduler_kwargs`\"). Fix: e.g. "
+                "--lr_scheduler_kwargs '{\"min_lr_rate\": 0.1}'");
+  if (options.type == SchedulerType::WarmupStableDecay) {
+    BERTH_CHECK(is_wsd_shape(options.wsd_warmup_type),
+                "lr scheduler warmup_stable_decay: warmup_type must be linear, cosine or 1-sqrt, found '",
+                options.wsd_warmup_type, "'. Fix: e.g. \"warmup_type\": \"linear\"");
+    BERTH_CHECK(is_wsd_shape(options.decay_type),
+                "lr scheduler warmup_stable_decay: decay_type must be linear, cosine or 1-sqrt, found '",
+                options.decay_type, "'. Fix: e.g. \"decay_type\": \"cosine\"");
+  }
+  if (options.type == SchedulerType::ReduceLROnPlateau) {
+    const PlateauOptions& plateau = options.plateau;
+    BERTH_CHECK(plateau.factor < 1.0,
+                "lr scheduler reduce_lr_on_plateau: factor must be < 1 (torch: "
+                "\"Factor should be < 1.0.\"), found ",
+                plateau.factor, ". Fix: e.g. \"factor\": 0.5");
+    BERTH_CHECK(plateau.mode == "min" || plateau.mode == "max",
+                "lr scheduler reduce_lr_on_plateau: mode must be min or max, found '", plateau.mode,
+                "'. Fix: \"mode\": \"min\" for a loss, \"max\" for accuracy-like metrics");
+    BERTH_CHECK(plateau.threshold_mode == "rel" || plateau.threshold_mode == "abs",
+                "lr scheduler reduce_lr_on_plateau: threshold_mode must be rel or abs, found '",
+                plateau.threshold_mode, "'. Fix: \"threshold_mode\": \"rel\"");
+  }
+}
+
+// warmup_stable_decay's warmup and decay curves over progress in [0, 1] (HF's _get_wsd_scheduler_lambda).
+double wsd_rise(const std::string& type, double progress) {
+  if (type == "linear") return progress;
+  if (type == "cosine") return 0.5 * (1.0 - std::cos(M_PI * progress));
+  return 1.0 - std::sqrt(1.0 - progress);
+}
+
+double wsd_fall(const std::string& type, double progress, double num_cycles) {
+  if (type == "linear") return 1.0 - progress;
+  if (type == "cosine") return 0.5 * (1.0 + std::cos(M_PI * num_cycles * 2.0 * progress));
+  return 1.0 - std::sqrt(progress);
+}
+
+double wsd_multiplier(const SchedulerOptions& o, int64_t step) {
+  const int64_t warmup = o.warmup_steps;
+  const int64_t stable = o.num_stable_steps.value_or(o.total_steps - warmup - o.num_decay_steps);
+  if (step < warmup) {
+    const double factor = wsd_rise(o.wsd_warmup_type, ratio(step, warmup));
+    return std::max(0.0, factor * (1.0 - o.min_lr_ratio) + o.min_lr_ratio);
+  }
+  if (step < warmup + stable) return 1.0;
+  if (step < warmup + stable + o.num_decay_steps) {
+    const double factor =
+        wsd_fall(o.decay_type, ratio(step - warmup - stable, o.num_decay_steps), o.num_cycles);
+    return std::max(0.0, factor * (1.0 - o.min_lr_ratio) + o.min_lr_ratio);
+  }
+  return o.min_lr_ratio;
 }
 
 }  // namespace
@@ -77,12 +184,8 @@ LrScheduler::LrScheduler(double base_lr, SchedulerOptions options) : base_lr_(ba
                 "\"). Fix: pass --warmup_steps 1 or more (or --warmup_ratio), or set "
                 "\"warmup_num_steps\" in the DeepSpeed config's scheduler params");
   }
-  if (options_.type == SchedulerType::Polynomial) {
-    // HF raises the same ValueError in get_polynomial_decay_schedule_with_warmup.
-    BERTH_CHECK(options_.lr_end < base_lr_, "lr scheduler: polynomial lr_end (", options_.lr_end,
-                ") must be smaller than initial lr (", base_lr_,
-                "). Fix: lower lr_end or raise the learning rate");
-  }
+  check_hf_options(options_, base_lr_);
+  plateau_lr_ = base_lr_;
 }
 
 double LrScheduler::multiplier(int64_t step) const {
@@ -116,9 +219,76 @@ double LrScheduler::multiplier(int64_t step) const {
       const double decay = lr_range * std::pow(pct_remaining, options_.power) + options_.lr_end;
       return decay / base_lr_;
     }
+    default:
+      return newer_hf_multiplier(step);
   }
   BERTH_BUG(false, "unhandled SchedulerType ", static_cast<int>(options_.type));
   return 0;
+}
+
+// The schedules transformers added after the first five (optimization.py's lambdas of the same names).
+double LrScheduler::newer_hf_multiplier(int64_t step) const {
+  const int64_t warmup = options_.warmup_steps;
+  const int64_t total = options_.total_steps;
+  switch (options_.type) {
+    case SchedulerType::CosineWithRestarts: {
+      if (step < warmup) return ratio(step, warmup);
+      const double progress = ratio(step - warmup, total - warmup);
+      if (progress >= 1.0) return 0.0;
+      return std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * std::fmod(options_.num_cycles * progress, 1.0))));
+    }
+    case SchedulerType::InverseSqrt: {
+      if (step < warmup) return ratio(step, warmup);
+      const int64_t timescale = options_.timescale.value_or(warmup > 0 ? warmup : 10000);
+      const double shifted = static_cast<double>(step + timescale - warmup) / static_cast<double>(timescale);
+      return 1.0 / std::sqrt(shifted);
+    }
+    case SchedulerType::CosineWithMinLr: {
+      if (step < warmup) return ratio(step, warmup);
+      const double progress = ratio(step - warmup, total - warmup);
+      const double factor = 0.5 * (1.0 + std::cos(M_PI * options_.num_cycles * 2.0 * progress));
+      const double rate = options_.min_lr_rate.value_or(0.0);
+      return std::max(0.0, factor * (1 - rate) + rate);
+    }
+    case SchedulerType::WarmupStableDecay:
+      return wsd_multiplier(options_, step);
+    case SchedulerType::ReduceLROnPlateau:
+      return plateau_lr_ / base_lr_;
+    default:
+      BERTH_BUG(false, "unhandled SchedulerType ", static_cast<int>(options_.type));
+      return 0;
+  }
+}
+
+bool LrScheduler::plateau_is_better(double metric) const {
+  const PlateauOptions& p = options_.plateau;
+  if (!plateau_best_) return p.mode == "min" ? metric < INFINITY : metric > -INFINITY;  // torch's inf best
+  const double best = *plateau_best_;
+  if (p.mode == "min")
+    return p.threshold_mode == "rel" ? metric < best * (1.0 - p.threshold) : metric < best - p.threshold;
+  return p.threshold_mode == "rel" ? metric > best * (p.threshold + 1.0) : metric > best + p.threshold;
+}
+
+// torch's ReduceLROnPlateau.step(metrics), for one param group.
+void LrScheduler::step_on_metric(double metric) {
+  BERTH_BUG(steps_on_metric(), "step_on_metric on the ", to_string(options_.type), " schedule");
+  const PlateauOptions& p = options_.plateau;
+  if (plateau_is_better(metric)) {
+    plateau_best_ = metric;
+    plateau_bad_ = 0;
+  } else {
+    ++plateau_bad_;
+  }
+  if (plateau_cooldown_ > 0) {
+    --plateau_cooldown_;
+    plateau_bad_ = 0;  // bad evaluations in the cooldown are not counted
+  }
+  if (plateau_bad_ > p.patience) {
+    const double reduced = std::max(plateau_lr_ * p.factor, p.min_lr);
+    if (plateau_lr_ - reduced > p.eps) plateau_lr_ = reduced;
+    plateau_cooldown_ = p.cooldown;
+    plateau_bad_ = 0;
+  }
 }
 
 double LrScheduler::deepspeed_lr(int64_t step) const {
@@ -180,7 +350,38 @@ std::string LrScheduler::state_json() const {
     state["warmup_min_ratio"] = options_.warmup_min_ratio;
     state["cos_min_ratio"] = options_.cos_min_ratio;
   }
+  const nlohmann::json newer = newer_options_json(options_);
+  if (!newer.empty()) state["options"] = newer;
+  if (steps_on_metric()) {
+    state["plateau"] = {{"lr", plateau_lr_},
+                        {"best", plateau_best_ ? nlohmann::json(*plateau_best_) : nlohmann::json(nullptr)},
+                        {"num_bad_epochs", plateau_bad_},
+                        {"cooldown_counter", plateau_cooldown_}};
+  }
   return state.dump();
+}
+
+void LrScheduler::load_plateau_state(const nlohmann::json& state) {
+  const auto bad = [&] {
+    BERTH_FAIL(
+        "lr scheduler state: reduce_lr_on_plateau needs a \"plateau\" object {lr, best, "
+        "num_bad_epochs, cooldown_counter}, found ",
+        state.contains("plateau") ? state.at("plateau").dump() : std::string("none"),
+        ". Fix: pass the text state_json() wrote");
+  };
+  if (!state.contains("plateau") || !state.at("plateau").is_object()) bad();
+  const nlohmann::json& plateau = state.at("plateau");
+  for (const char* key : {"lr", "best", "num_bad_epochs", "cooldown_counter"})
+    if (!plateau.contains(key)) bad();
+  if (!plateau.at("lr").is_number() || !(plateau.at("best").is_number() || plateau.at("best").is_null()) ||
+      !plateau.at("num_bad_epochs").is_number_integer() ||
+      !plateau.at("cooldown_counter").is_number_integer())
+    bad();
+  plateau_lr_ = plateau.at("lr").get<double>();
+  plateau_best_.reset();
+  if (plateau.at("best").is_number()) plateau_best_ = plateau.at("best").get<double>();
+  plateau_bad_ = plateau.at("num_bad_epochs").get<int64_t>();
+  plateau_cooldown_ = plateau.at("cooldown_counter").get<int64_t>();
 }
 
 void LrScheduler::load_state_json(const std::string& json) {
@@ -237,6 +438,13 @@ void LrScheduler::load_state_json(const std::string& json) {
     number("warmup_min_ratio", options_.warmup_min_ratio);
     number("cos_min_ratio", options_.cos_min_ratio);
   }
+  const nlohmann::json newer = newer_options_json(options_);
+  const nlohmann::json saved_newer =
+      state.contains("options") ? state.at("options") : nlohmann::json::object();
+  BERTH_CHECK(saved_newer == newer, "lr scheduler state: the ", to_string(options_.type), " options are ",
+              saved_newer.dump(), " in the saved state but ", newer.dump(), " in this scheduler",
+              ". Fix: resume with the saved run's --lr_scheduler_kwargs, or start a fresh run");
+  if (steps_on_metric()) load_plateau_state(state);
   const nlohmann::json& last = field("last_step");
   BERTH_CHECK(last.is_number_integer() && last.get<int64_t>() >= 0,
               "lr scheduler state: last_step must be an integer >= 0, found ", last.dump(),

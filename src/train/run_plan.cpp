@@ -10,6 +10,7 @@
 #include "berth/dist/ddp_gradient_sync.h"
 #include "berth/dist/local_gradient_sync.h"
 #include "berth/dist/zero_gradient_sync.h"
+#include "berth/optim/scheduler_kwargs.h"
 #include "berth/train/deepspeed_config.h"
 #include "berth/train/mixed_precision.h"
 
@@ -56,11 +57,8 @@ optim::SchedulerOptions RunPlan::schedule(const TrainingArguments& args, int64_t
     finalize_deepspeed_config(config, args, total_steps);
     return config.scheduler->options;
   }
-  optim::SchedulerOptions schedule;
-  schedule.type = optim::parse_scheduler_type(args.lr_scheduler_type);
-  schedule.total_steps = total_steps;
-  schedule.warmup_steps = args.resolved_warmup_steps(total_steps);
-  return schedule;
+  return optim::hf_scheduler_options(args.lr_scheduler_type, args.resolved_warmup_steps(total_steps),
+                                     total_steps, args.learning_rate, args.lr_scheduler_kwargs.value_or(""));
 }
 
 MemoryEstimate RunPlan::estimate_memory(int64_t num_params, int64_t largest_layer_params) const {

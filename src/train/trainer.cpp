@@ -148,6 +148,10 @@ void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) {
   callbacks_.add_callback(std::move(callback));
 }
 
+void Trainer::set_out_of_memory_hook_for_testing(std::function<void(int64_t)> hook) {
+  out_of_memory_hook_ = std::move(hook);
+}
+
 void Trainer::set_checkpoint_hook_for_testing(std::function<void(const std::string&)> hook) {
   checkpoint_hook_ = std::move(hook);
 }
@@ -223,12 +227,10 @@ void Trainer::check_device_holds_data(const char* what) const {
               "can be computed on it. Fix: --device cpu, cuda or auto");
 }
 
-TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpoint, const Trial* trial) {
-  std::optional<std::string> resume =
-      resume_from_checkpoint ? resume_from_checkpoint : args_.resume_from_checkpoint;
-  if (resume && resume->empty()) resume.reset();
+TrainOutput Trainer::train_once(const std::optional<std::string>& resume, const Trial* trial) {
   Run run = plan_run(resume, trial);
   callbacks_.on_train_begin(args_, state_, control_);
+  evaluate_on_start();
   run.start = Clock::now();
   run.start_step = run.last_logged_step = state_.global_step;
   model_->module().train();
@@ -285,6 +287,7 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   run.trial = trial;
   run.resume = resume;
   if (model_init_) build_model(trial);  // HF: a fresh model for every run and trial
+  warn_about_label_smoothing();
   // Counted before prepare(): ZeRO-3 leaves each rank only a piece of every parameter.
   // HF's floating_point_ops: 6 × tokens × parameters outside the embeddings (forward + backward).
   run.flops_per_token = 6 * non_embedding_parameters(*model_);
@@ -414,6 +417,7 @@ void Trainer::run_epoch(Run& run, int64_t epoch) {
 
 // Forward and backward of one batch; its loss is divided by the accumulation steps.
 void Trainer::micro_step(Run& run, const Batch& cpu_batch, bool step_ends) {
+  if (out_of_memory_hook_) out_of_memory_hook_(args_.per_device_train_batch_size);
   const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
   TaskOutput output;
   {
@@ -421,7 +425,8 @@ void Trainer::micro_step(Run& run, const Batch& cpu_batch, bool step_ends) {
     output = model_->forward_batch(batch);
   }
   check_tensor_on(output.loss, "loss", device_);
-  const at::Tensor loss = output.loss.to(at::kFloat) / static_cast<double>(run.accumulation);
+  const at::Tensor task = task_loss(output.logits, batch_input(batch, "labels"), output.loss);
+  const at::Tensor loss = task.to(at::kFloat) / static_cast<double>(run.accumulation);
   gradient_sync_->reducer().begin_backward(step_ends);
   (loss_scaler_ ? loss * loss_scaler_->scale() : loss).backward();
   run.step_loss += loss.item<double>();
@@ -508,6 +513,9 @@ TrainOutput Trainer::finish_run(Run& run) {
     if (args_.save_total_limit)
       rotate_checkpoints(run_dir_, *args_.save_total_limit, state_.best_model_checkpoint);
   });
+  // save_on_each_node: the first process of every other node writes its own copy (its disk is its own).
+  if (!is_main_process() && args_.should_save(gradient_sync_->rank(), plan_->process.env.local_rank))
+    save_model(run_dir_);
   return output;
 }
 
@@ -526,7 +534,9 @@ void Trainer::maybe_log_save_evaluate(Run& run) {
   }
   bool new_best = false;
   if (control_.should_evaluate && eval_dataset_) {
-    new_best = update_best_metric(evaluate());
+    const std::map<std::string, double> metrics = evaluate_while_training();
+    new_best = update_best_metric(metrics);
+    step_schedule_on_metrics(metrics);
     model_->module().train();
   }
   if (args_.save_strategy == "best" && new_best) control_.should_save = true;

@@ -128,7 +128,11 @@ PredictionOutput Trainer::predict_language_model(const data::TokenizedDataset& d
     const Batch batch = place_batch(cpu_batch, device_, PlacementPolicy::Move);
     const AutocastGuard autocast(precision_.precision, device_.type());
     const TaskOutput out = model_->forward_batch(batch);
-    const auto loss = out.loss.detach().to(at::kCPU).to(at::kFloat).item<float>();
+    const auto loss = task_loss(out.logits, batch_input(batch, "labels"), out.loss)
+                          .detach()
+                          .to(at::kCPU)
+                          .to(at::kFloat)
+                          .item<float>();
     row_losses.insert(row_losses.end(), static_cast<size_t>(batch.at("input_ids").size(0)), loss);
     ++batches;
   }
@@ -185,7 +189,7 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
     output.label_ids = dataset.labels();
     // The loss over the whole dataset from the gathered logits: the same number on every rank.
     output.metrics[prefix + "_loss"] =
-        dataset.size() > 0 ? model_->loss(output.logits, output.label_ids).item<double>() : 0.0;
+        dataset.size() > 0 ? task_loss(output.logits, output.label_ids, {}).item<double>() : 0.0;
     if (problem == kSingleLabelClassification) {
       for (const auto& [name, value] :
            classification_metrics(output.logits, output.label_ids, &output.confusion))

@@ -32,7 +32,8 @@ std::string Trainer::save_checkpoint(const Trial*) {
   on_main_process("creating the staging directory of " + step_name,
                   [&] { staging = create_staging_dir(run_dir_, state_.global_step); });
   staging = comm().broadcast_string(staging, 0, "the staging directory of " + step_name);
-  gradient_sync_->optimizer().save_state(staging);
+  // save_only_model (HF): the model alone, no optimizer, scheduler or RNG state to resume from.
+  if (!args_.save_only_model) gradient_sync_->optimizer().save_state(staging);
   gradient_sync_->residency().gather();  // ZeRO-3: the full model, for rank 0 to save
   std::string path;
   try {
@@ -42,9 +43,11 @@ std::string Trainer::save_checkpoint(const Trial*) {
         move_directory_contents(staging, dir);
         model_->save_pretrained(dir);
         if (tokenizer_) save_tokenizer(*tokenizer_, dir);
-        write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
-        if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
-        save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
+        if (!args_.save_only_model) {
+          write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
+          if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
+          save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
+        }
         args_.save(dir + "/training_args.json");
         state_.save(dir + "/trainer_state.json");
         if (checkpoint_hook_) checkpoint_hook_(dir);
@@ -77,6 +80,12 @@ void Trainer::load_model_weights(const std::string& dir) {
 }
 
 void Trainer::resume_from(const std::string& checkpoint) {
+  // A save_only_model checkpoint has the weights but not the optimizer, schedule and RNG state of its step.
+  BERTH_CHECK(fs::exists(checkpoint + "/scheduler.json"), "cannot resume from ", checkpoint,
+              ": it holds only the model (it was saved with save_only_model, or lost its scheduler.json), "
+              "without the optimizer, scheduler and RNG state training needs to go on. Fix: start a new run "
+              "from its weights (--model ",
+              checkpoint, "), and train with save_only_model false to get resumable checkpoints");
   gradient_sync_->residency().gather();  // ZeRO-3: whole parameters to load into, partitioned again after
   load_model_weights(checkpoint);
   gradient_sync_->residency().release();
@@ -103,7 +112,7 @@ void Trainer::resume_from(const std::string& checkpoint) {
 
 void Trainer::save_model(const std::string& dir) {
   const std::string target = dir.empty() ? run_dir_ : dir;
-  if (!is_main_process()) return;
+  if (!args_.should_save(gradient_sync_->rank(), plan_->process.env.local_rank)) return;
   model_->save_pretrained(target);
   if (tokenizer_) save_tokenizer(*tokenizer_, target);
   args_.save(target + "/training_args.json");

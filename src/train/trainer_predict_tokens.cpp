@@ -58,7 +58,7 @@ PredictionOutput Trainer::predict_tokens(const data::TokenizedDataset& dataset, 
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     output.label_ids = data::collate_token_labels(dataset.labels(), all, length);  // (N, length), -100 padded
     output.metrics[prefix + "_loss"] =
-        rows > 0 ? model_->loss(output.logits, output.label_ids).item<double>() : 0.0;
+        rows > 0 ? task_loss(output.logits, output.label_ids, {}).item<double>() : 0.0;
     for (const auto& [name, value] :
          token_classification_metrics(output.logits, output.label_ids, info.labels))
       output.metrics[prefix + "_" + name] = value;

@@ -9,6 +9,7 @@
 #include "berth/core/error.h"
 #include "berth/device/device.h"
 #include "berth/dist/zero_options.h"
+#include "berth/optim/scheduler_kwargs.h"
 #include "berth/placement/place.h"
 #include "core/number_text.h"
 #include "core/text.h"
@@ -56,6 +57,10 @@ void check_rendezvous(std::string_view name, const std::string& value) {
               "'. Fix: e.g. rendezvous file:///shared/berth-rdzv (a path every rank can reach)");
 }
 
+void check_lr_scheduler_kwargs(std::string_view name, const std::string& value) {
+  check_parses(name, [&] { optim::check_scheduler_kwargs_json(value); });
+}
+
 void check_device(std::string_view name, const std::string& value) {
   check_parses(name, [&] { parse_device(value); });
 }
@@ -91,8 +96,16 @@ constexpr bool is_text_field(const FieldPtr& ptr) {
 }
 
 // The words of the OneOf rules below; the first is the Fix's example.
-constexpr const char* kSchedulerTypes[] = {"linear", "cosine", "constant", "constant_with_warmup",
-                                           "polynomial"};
+constexpr const char* kSchedulerTypes[] = {"linear",
+                                           "cosine",
+                                           "constant",
+                                           "constant_with_warmup",
+                                           "polynomial",
+                                           "cosine_with_restarts",
+                                           "inverse_sqrt",
+                                           "reduce_lr_on_plateau",
+                                           "cosine_with_min_lr",
+                                           "warmup_stable_decay"};
 constexpr const char* kLoggingStrategies[] = {"steps", "no", "epoch"};
 constexpr const char* kEvalStrategies[] = {"no", "steps", "epoch"};
 constexpr const char* kSaveStrategies[] = {"steps", "no", "epoch", "best"};
@@ -113,6 +126,8 @@ constexpr Field kFields[] = {
      Range{.lo = 1, .example = "per_device_train_batch_size 8"}},
     {"per_device_eval_batch_size", &Args::per_device_eval_batch_size, "Evaluation batch size per device",
      Range{.lo = 1, .example = "per_device_eval_batch_size 8"}},
+    {"auto_find_batch_size", &Args::auto_find_batch_size,
+     "On out of memory, halve per_device_train_batch_size and start again"},
     {"gradient_accumulation_steps", &Args::gradient_accumulation_steps,
      "Batches whose gradients add up to one optimizer step",
      Range{.lo = 1, .example = "gradient_accumulation_steps 8"}},
@@ -131,8 +146,16 @@ constexpr Field kFields[] = {
      Range{.lo = 0, .lo_open = true, .example = "adam_epsilon 1e-8"}},
     {"max_grad_norm", &Args::max_grad_norm, "Clip the gradient norm to this; 0: no clipping",
      Range{.lo = 0, .note = "(0: no clipping)", .example = "max_grad_norm 1.0"}},
+    {"label_smoothing_factor", &Args::label_smoothing_factor,
+     "HF's label smoothing of the classification, token and language-model losses; 0: off",
+     Range{.lo = 0, .hi = 1, .hi_open = true, .example = "label_smoothing_factor 0.1"}},
     {"lr_scheduler_type", &Args::lr_scheduler_type,
-     "linear, cosine, constant, constant_with_warmup or polynomial", OneOf{kSchedulerTypes}},
+     "linear, cosine, constant, constant_with_warmup, polynomial, cosine_with_restarts, inverse_sqrt, "
+     "reduce_lr_on_plateau, cosine_with_min_lr or warmup_stable_decay",
+     OneOf{kSchedulerTypes}},
+    {"lr_scheduler_kwargs", &Args::lr_scheduler_kwargs,
+     "The schedule's options as a JSON object, by HF's names, e.g. '{\"num_cycles\": 2}'",
+     Checked{check_lr_scheduler_kwargs}},
     {"warmup_ratio", &Args::warmup_ratio, "Warmup as a fraction of the total steps (when warmup_steps is 0)",
      Range{.lo = 0, .hi = 1, .example = "warmup_ratio 0.1"}},
     {"warmup_steps", &Args::warmup_steps, "Warmup steps; > 0 overrides warmup_ratio",
@@ -146,6 +169,7 @@ constexpr Field kFields[] = {
     {"eval_steps", &Args::eval_steps,
      "Evaluate every N steps with eval_strategy=steps; unset: logging_steps; below 1: a fraction",
      StepsValue{}},
+    {"eval_on_start", &Args::eval_on_start, "Evaluate once before the first training step"},
     {"save_strategy", &Args::save_strategy, "When to save a checkpoint: no, steps, epoch or best",
      OneOf{kSaveStrategies}},
     {"save_steps", &Args::save_steps, "Save every N steps with save_strategy=steps; below 1: a fraction",
@@ -154,6 +178,10 @@ constexpr Field kFields[] = {
      Range{.lo = 1,
            .note = "when set",
            .example = "save_total_limit 2, or leave it unset to keep every checkpoint"}},
+    {"save_only_model", &Args::save_only_model,
+     "Checkpoints hold only the model (no optimizer, scheduler or RNG state): smaller, but no resuming"},
+    {"save_on_each_node", &Args::save_on_each_node,
+     "With several nodes, every node's first process writes checkpoints and the final model"},
     {"load_best_model_at_end", &Args::load_best_model_at_end,
      "Load the best checkpoint at the end (needs save_strategy = eval_strategy)"},
     {"metric_for_best_model", &Args::metric_for_best_model,

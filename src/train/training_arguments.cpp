@@ -11,6 +11,7 @@
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/optim/scheduler_kwargs.h"
 #include "berth/train/unsupported_hf_arguments.h"
 #include "core/number_text.h"
 #include "core/text.h"
@@ -100,6 +101,17 @@ void check_best_model(const Args& args) {
         "f1, or load_best_model_at_end true (which defaults it to loss)");
 }
 
+// The schedule's kwargs by its names (HF would raise a TypeError at the first step), and HF's rule that
+// reduce_lr_on_plateau steps on evaluations.
+void check_schedule(const Args& args) {
+  optim::hf_scheduler_options(args.lr_scheduler_type, 0, 1, args.learning_rate,
+                              args.lr_scheduler_kwargs.value_or(""));
+  BERTH_CHECK(args.lr_scheduler_type != "reduce_lr_on_plateau" || args.eval_strategy != "no",
+              "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy (it lowers the learning rate "
+              "when the evaluated metric stops improving), found eval_strategy no. Fix: e.g. --eval_strategy "
+              "epoch with an evaluation set");
+}
+
 // HF's own spellings in a JSON file that berth reads differently from its own (evaluation_strategy,
 // transformers 5's fsdp, warmup_steps ratio and train_sampling_strategy, an inline deepspeed dict). Returns
 // whether `key` was one of them (and so has been applied).
@@ -125,6 +137,11 @@ bool merge_hf_spelling(Args& args, const std::string& key, const Json& value, co
   }
   if (key == "deepspeed" && value.is_object()) {
     args.deepspeed = value.dump();
+    return true;
+  }
+  // HF writes lr_scheduler_kwargs as the dict itself (a JSON string of one is accepted too, as by HF).
+  if (key == "lr_scheduler_kwargs" && value.is_object()) {
+    args.lr_scheduler_kwargs = value.dump();
     return true;
   }
   // transformers 5 writes fsdp as null when off, and as true with its options moved to fsdp_config.
@@ -256,6 +273,9 @@ std::string TrainingArguments::to_json_text() const {
   Json root = Json::object();  // nlohmann's object is a std::map: keys come out sorted
   for (const Field& field : detail::training_argument_fields())
     root[field.name] = detail::field_json(*this, field.ptr);
+  // As HF writes it: the object, not its text (validate() has checked that it parses).
+  if (lr_scheduler_kwargs && !text::trim(*lr_scheduler_kwargs).empty())
+    root["lr_scheduler_kwargs"] = Json::parse(*lr_scheduler_kwargs);
   return root.dump(2) + "\n";
 }
 
@@ -286,6 +306,7 @@ void TrainingArguments::validate() const {
               ". Fix: e.g. num_train_epochs 3, or set max_steps");
   check_strategy_steps(*this);
   check_best_model(*this);
+  check_schedule(*this);
   if (truncation_keep_head)
     BERTH_CHECK(*truncation_keep_head >= 0 && *truncation_keep_head <= max_length - 2,
                 "training argument truncation_keep_head must be between 0 and max_length - 2 = ",
@@ -322,8 +343,12 @@ int64_t TrainingArguments::resolved_save_steps(int64_t total_steps) const {
 
 std::optional<std::string> TrainingArguments::resolved_metric_for_best_model() const {
   if (metric_for_best_model) return metric_for_best_model;
-  if (load_best_model_at_end) return std::string("loss");
+  if (load_best_model_at_end || lr_scheduler_type == "reduce_lr_on_plateau") return std::string("loss");
   return std::nullopt;
+}
+
+bool TrainingArguments::should_save(int64_t rank, int64_t local_rank) const {
+  return save_on_each_node ? local_rank == 0 : rank == 0;
 }
 
 bool TrainingArguments::metric_greater_is_better() const {

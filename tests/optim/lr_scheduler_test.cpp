@@ -45,12 +45,16 @@ TEST(LrScheduler, MatchesHfSchedulesThroughLambdaLR) {
 }
 
 TEST(LrScheduler, NamesRoundTripAndUnknownNamesListTheKnownOnes) {
-  for (const char* name : {"linear", "cosine", "constant", "constant_with_warmup", "polynomial"})
+  for (const char* name :
+       {"linear", "cosine", "constant", "constant_with_warmup", "polynomial", "cosine_with_restarts",
+        "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr", "warmup_stable_decay"})
     EXPECT_EQ(berth::optim::to_string(berth::optim::parse_scheduler_type(name)), name);
   berth::testing::expect_contains(
-      berth::testing::error_text([] { berth::optim::parse_scheduler_type("cosine_with_restarts"); }),
-      {"unknown lr scheduler type 'cosine_with_restarts'",
-       "linear, cosine, constant, constant_with_warmup, polynomial", "Fix:"});
+      berth::testing::error_text([] { berth::optim::parse_scheduler_type("cosine_with_hard_restarts"); }),
+      {"unknown lr scheduler type 'cosine_with_hard_restarts'",
+       "linear, cosine, constant, constant_with_warmup, polynomial, cosine_with_restarts, inverse_sqrt, "
+       "reduce_lr_on_plateau, cosine_with_min_lr, warmup_stable_decay",
+       "Fix:"});
 }
 
 SchedulerOptions cosine_options() {

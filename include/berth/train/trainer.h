@@ -101,6 +101,9 @@ struct TrainerOptions {
   std::ostream* console = nullptr;
 };
 
+// accelerate's find_executable_batch_size step (pinned accelerate 1.15): int(batch_size * 0.9).
+int64_t next_executable_batch_size(int64_t batch_size);
+
 class Trainer {
  public:
   // Validates the arguments, resolves the device, runs model_init (or takes the model) and places it.
@@ -114,6 +117,8 @@ class Trainer {
   // HF's train(): the whole loop, with checkpoints, logging, evaluation, and, at the end, the best model
   // (load_best_model_at_end) and the final model saved to output_dir in HF format with the tokenizer.
   // `resume_from_checkpoint`: a checkpoint directory or "latest"; unset = args.resume_from_checkpoint.
+  // auto_find_batch_size: an out-of-memory error (c10::OutOfMemoryError) starts the run again at
+  // int(0.9 x the batch size), as accelerate's find_executable_batch_size, until it fits or reaches 0.
   TrainOutput train(const std::optional<std::string>& resume_from_checkpoint = std::nullopt,
                     const Trial* trial = nullptr);
 
@@ -146,6 +151,9 @@ class Trainer {
   // Called inside each checkpoint's temporary directory after its files are written and before it is
   // renamed into place: tests make it throw to simulate a crash during a save.
   void set_checkpoint_hook_for_testing(std::function<void(const std::string& tmp_dir)> hook);
+  // Called before every training forward with the per-device batch size: tests throw c10::OutOfMemoryError
+  // from it to exercise auto_find_batch_size on a machine that has memory to spare.
+  void set_out_of_memory_hook_for_testing(std::function<void(int64_t batch_size)> hook);
 
  private:
   struct Run;  // what one train() call's steps share
@@ -153,6 +161,10 @@ class Trainer {
   void place_model();
   void check_train_inputs(const std::optional<std::string>& resume);
   void prepare_output_dir(bool resuming);
+  TrainOutput train_once(const std::optional<std::string>& resume, const Trial* trial);
+  // An evaluation inside train(): an out-of-memory error there names the eval batch size, which
+  // auto_find_batch_size does not change (HF).
+  std::map<std::string, double> evaluate_while_training();
   Run plan_run(const std::optional<std::string>& resume, const Trial* trial);
   void reset_state(Run& run);
   void open_logs(const Run& run);
@@ -161,6 +173,13 @@ class Trainer {
   void optimizer_step(Run& run, int64_t epoch, int64_t batch_index);
   TrainOutput finish_run(Run& run);
   void create_optimizer_and_scheduler(int64_t max_steps);
+  // HF's compute_loss: LabelSmoother's loss of `logits` against `labels` under label_smoothing_factor
+  // where HF applies it, else `model_loss` (computed from logits and labels when undefined).
+  at::Tensor task_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& model_loss);
+  void warn_about_label_smoothing();
+  // eval_on_start, and reduce_lr_on_plateau's step on the evaluated metric (trainer_schedule.cpp).
+  void evaluate_on_start();
+  void step_schedule_on_metrics(const std::map<std::string, double>& metrics);
   void log_memory(int64_t num_params);
   void maybe_log_save_evaluate(Run& run);
   bool update_best_metric(const std::map<std::string, double>& metrics);
@@ -204,6 +223,7 @@ class Trainer {
   TrainerControl control_;
   std::vector<std::vector<int64_t>> last_confusion_;
   std::function<void(const std::string&)> checkpoint_hook_;
+  std::function<void(int64_t)> out_of_memory_hook_;
   std::string run_dir_;  // output_dir, or output_dir/run-N during a search
   int64_t last_saved_step_ = -1;
 };

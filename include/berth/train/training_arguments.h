@@ -19,6 +19,9 @@ struct TrainingArguments {
   int64_t max_steps = -1;  // > 0 overrides num_train_epochs
   int64_t per_device_train_batch_size = 8;
   int64_t per_device_eval_batch_size = 8;
+  // On an out-of-memory error, halve the training batch size and start the run again (HF, via
+  // accelerate's find_executable_batch_size).
+  bool auto_find_batch_size = false;
   int64_t gradient_accumulation_steps = 1;
   double learning_rate = 5e-5;
   double weight_decay = 0.0;
@@ -26,7 +29,13 @@ struct TrainingArguments {
   double adam_beta2 = 0.999;
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
-  std::string lr_scheduler_type = "linear";  // linear|cosine|constant|constant_with_warmup|polynomial
+  double label_smoothing_factor = 0.0;  // HF's LabelSmoother epsilon on the Trainer's losses; 0: off
+  // HF's names: linear|cosine|constant|constant_with_warmup|polynomial|cosine_with_restarts|inverse_sqrt|
+  // reduce_lr_on_plateau|cosine_with_min_lr|warmup_stable_decay
+  std::string lr_scheduler_type = "linear";
+  // HF's lr_scheduler_kwargs: a JSON object of the schedule's keyword arguments ({"num_cycles": 2}); unset:
+  // none. Written to training_args.json as the object itself, as HF does.
+  std::optional<std::string> lr_scheduler_kwargs;
   double warmup_ratio = 0.0;
   int64_t warmup_steps = 0;
   std::string logging_strategy = "steps";  // no|steps|epoch
@@ -34,9 +43,12 @@ struct TrainingArguments {
   double logging_steps = 500;
   std::string eval_strategy = "no";     // no|steps|epoch (alias: evaluation_strategy)
   std::optional<double> eval_steps;     // unset with eval_strategy=steps: logging_steps, as HF
+  bool eval_on_start = false;           // evaluate once before the first step (logged at step 0)
   std::string save_strategy = "steps";  // no|steps|epoch|best
   double save_steps = 500;
   std::optional<int64_t> save_total_limit;
+  bool save_only_model = false;    // checkpoints without optimizer, scheduler and RNG state: no resuming
+  bool save_on_each_node = false;  // every node's local rank 0 writes checkpoints and the final model
   bool load_best_model_at_end = false;
   std::optional<std::string> metric_for_best_model;  // unset with load_best_model_at_end: "loss", as HF
   std::optional<bool> greater_is_better;             // unset: false for metrics ending in "loss", else true
@@ -91,7 +103,8 @@ struct TrainingArguments {
   // eval_steps, or logging_steps when unset (HF's default), resolved as above.
   int64_t resolved_eval_steps(int64_t total_steps) const;
   int64_t resolved_save_steps(int64_t total_steps) const;
-  // metric_for_best_model, or "loss" when load_best_model_at_end and unset (HF); none otherwise.
+  // metric_for_best_model, or "loss" when load_best_model_at_end or reduce_lr_on_plateau and unset (HF);
+  // none otherwise.
   std::optional<std::string> resolved_metric_for_best_model() const;
   // greater_is_better, or (HF) false when the metric ends with "loss", true otherwise.
   bool metric_greater_is_better() const;
@@ -100,6 +113,9 @@ struct TrainingArguments {
   std::string best_metric_key() const;
   // report_to with "all" expanded to berth's integrations and "none" removed: {} or {"jsonl"}.
   std::vector<std::string> resolved_report_to() const;
+  // HF's should_save: whether the process of global `rank` and node-local `local_rank` writes checkpoints
+  // and the final model: rank 0; with save_on_each_node, every node's local rank 0.
+  bool should_save(int64_t rank, int64_t local_rank) const;
   // data_seed, or seed when unset.
   int64_t resolved_data_seed() const;
 };
