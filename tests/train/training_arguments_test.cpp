@@ -46,7 +46,7 @@ TEST(TrainingArgumentsTest, DefaultsAreHfsAndValid) {
   EXPECT_EQ(args.save_steps, 500);
   EXPECT_EQ(args.seed, 42);
   EXPECT_FALSE(args.eval_steps.has_value());
-  EXPECT_EQ(args.max_length, 128);
+  EXPECT_FALSE(args.max_length.has_value());  // unset: what the model and tokenizer allow (resolve_max_length)
   EXPECT_NO_THROW(args.validate());
 }
 
