@@ -168,7 +168,8 @@ int run_eval(const EvalCommandOptions& options) {
   // The length and truncation the model was trained with (its training_args.json), else what the model and
   // its tokenizer allow.
   data::EncodeTextOptions encoding;
-  encoding.max_length = static_cast<size_t>(train::model_input_limit(info.max_positions, tokenizer.model_max_length));
+  encoding.max_length =
+      static_cast<size_t>(train::model_input_limit(info.max_positions, tokenizer.model_max_length));
   if (auto trained = train::trained_encode_options(options.model)) encoding = *trained;
   if (options.max_length > 0) encoding.max_length = options.max_length;
   train::TrainerOptions trainer_options;

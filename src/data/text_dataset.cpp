@@ -221,11 +221,11 @@ int64_t label_id(const LabelMap& label_map, const WrittenLabel& label, const std
   if (label.integer) {
     // Integers too long for int64 are outside any class range (-1 stands for them).
     const int64_t index = label.name.size() <= 18 ? std::stoll(label.name) : -1;
-    BERTH_CHECK(index >= 0 && index < classes, where, ": label ", label.name,
-                " is not one of the labels (", label_map.describe(), ") and, as a class index (HF datasets' "
+    BERTH_CHECK(index >= 0 && index < classes, where, ": label ", label.name, " is not one of the labels (",
+                label_map.describe(),
+                ") and, as a class index (HF datasets' "
                 "ClassLabel), it is outside the ",
-                classes, " classes 0..", classes - 1,
-                ". Fix: use class indices 0..", classes - 1,
+                classes, " classes 0..", classes - 1, ". Fix: use class indices 0..", classes - 1,
                 " or the label names, or a model (config.json id2label) with this class");
     return index;
   }

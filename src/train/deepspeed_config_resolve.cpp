@@ -232,7 +232,8 @@ std::vector<std::string> overridden_arguments(const WrittenDeepSpeedConfig& writ
   return lines;
 }
 
-// HF's hidden size of one config object (JSON): hidden_size or an attribute_map alias, else max(hidden_sizes).
+// HF's hidden size of one config object (JSON): hidden_size or an attribute_map alias, else
+// max(hidden_sizes).
 std::optional<int64_t> hidden_size_of(const nlohmann::json& config) {
   if (!config.is_object()) return std::nullopt;
   // PretrainedConfig.attribute_map: GPT-2 and its kin call it n_embd, DistilBERT dim, T5 and BART d_model.
@@ -255,7 +256,8 @@ std::optional<int64_t> hidden_size_of(const nlohmann::json& config) {
 std::optional<int64_t> model_hidden_size(const PretrainedConfig& config) {
   const nlohmann::json root = nlohmann::json::parse(config.to_json_text());
   if (auto size = hidden_size_of(root)) return size;
-  if (auto text_config = root.find("text_config"); text_config != root.end()) return hidden_size_of(*text_config);
+  if (auto text_config = root.find("text_config"); text_config != root.end())
+    return hidden_size_of(*text_config);
   return std::nullopt;
 }
 
@@ -277,7 +279,8 @@ void fill_hidden_size_auto(DeepSpeedConfig& config, std::optional<int64_t> hidde
   if (zero.stage == 3) {
     // Python's int(0.9 * h * h): the product left to right in doubles, truncated.
     if (is_auto("stage3_prefetch_bucket_size"))
-      zero.stage3_prefetch_bucket_size = static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
+      zero.stage3_prefetch_bucket_size =
+          static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
     if (is_auto("stage3_param_persistence_threshold")) zero.stage3_param_persistence_threshold = 10 * h;
   }
   keys.clear();

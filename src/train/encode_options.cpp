@@ -30,7 +30,8 @@ int64_t model_input_limit(int64_t max_positions, std::optional<size_t> model_max
   return std::min(max_positions, static_cast<int64_t>(*model_max_length));
 }
 
-void resolve_max_length(TrainingArguments& args, int64_t max_positions, std::optional<size_t> model_max_length) {
+void resolve_max_length(TrainingArguments& args, int64_t max_positions,
+                        std::optional<size_t> model_max_length) {
   if (args.max_length) {
     BERTH_CHECK(*args.max_length <= max_positions, "train: --max_length ", *args.max_length,
                 " exceeds the model's max_position_embeddings (", max_positions, "). Fix: --max_length ",

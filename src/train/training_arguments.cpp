@@ -316,6 +316,12 @@ void TrainingArguments::validate() const {
               ". Fix: e.g. num_train_epochs 3, or set max_steps");
   check_strategy_steps(*this);
   check_best_model(*this);
+  if (truncation_keep_head)
+    BERTH_CHECK(
+        *truncation_keep_head >= 0, "training argument truncation_keep_head must be >= 0, found ",
+        *truncation_keep_head,
+        ". Fix: e.g. truncation_keep_head 64 keeps the first 64 tokens and the end of long texts; leave "
+        "it unset to cut off the end");
   // Unset, max_length is resolved from the model when a run starts, and validated again there.
   if (truncation_keep_head && max_length)
     BERTH_CHECK(*truncation_keep_head >= 0 && *truncation_keep_head <= *max_length - 2,

@@ -162,34 +162,47 @@ ModelTask job_task(const TrainingJobOptions& options, const std::optional<Pretra
   return task;
 }
 
-// A fine-tuned classifier's named classes (id2label other than HF's LABEL_0, LABEL_1 ...) when the training
-// labels are all integers among its class ids: HF datasets' ClassLabel integers index the checkpoint's
-// classes, so its head and names stay. nullopt otherwise (the data's own labels replace them).
-std::optional<data::LabelMap> checkpoint_class_labels(const PretrainedConfig& checkpoint,
-                                                      const data::LabelMap& observed) {
+// A fine-tuned classifier's named classes: its id2label when the names are not HF's defaults (LABEL_0,
+// LABEL_1 ...), else nullopt.
+std::optional<data::LabelMap> named_checkpoint_classes(const PretrainedConfig& checkpoint) {
   std::vector<std::string> names;
   bool named = false;
   for (const auto& [id, name] : checkpoint.id2label) {
     names.push_back(name);
     named = named || name != "LABEL_" + std::to_string(id);
   }
-  if (!named) return std::nullopt;
-  for (const std::string& label : observed.labels()) {
-    const bool index = !label.empty() && label.size() < 10 &&
-                       std::all_of(label.begin(), label.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!index || std::stoll(label) >= static_cast<int64_t>(names.size())) return std::nullopt;
-  }
-  return data::LabelMap(names);
+  return named ? std::optional<data::LabelMap>(data::LabelMap(names)) : std::nullopt;
 }
 
-// A sequence classifier's data: the training file's labels, or a named checkpoint's for its class indices.
+// Whether `observed` holds labels (regression has none) and every one is an integer class id below `classes`.
+bool all_class_ids(const data::LabelMap& observed, size_t classes) {
+  return !observed.empty() &&
+         std::all_of(observed.labels().begin(), observed.labels().end(), [&](const std::string& label) {
+           const bool digits =
+               !label.empty() && label.size() < 10 &&
+               std::all_of(label.begin(), label.end(), [](char c) { return c >= '0' && c <= '9'; });
+           return digits && std::stoull(label) < classes;
+         });
+}
+
+// A sequence classifier's data: the training file's labels, or, when they are all integer class ids of a
+// checkpoint's named classes, those classes (HF datasets' ClassLabel integers index them; the head and the
+// names stay).
 data::LoadedDatasets load_classification_data(const data::DatasetSource& source,
-                                              const std::optional<PretrainedConfig>& checkpoint, ModelTask task) {
-  data::LoadedDatasets loaded = data::load_datasets(source, std::nullopt);
+                                              const std::optional<PretrainedConfig>& checkpoint,
+                                              ModelTask task) {
+  std::optional<data::LabelMap> fixed;
+  std::optional<data::LabelMap> named;
+  if (task == ModelTask::SequenceClassification && checkpoint && source.data.empty() && !source.train.empty())
+    named = named_checkpoint_classes(*checkpoint);
+  if (named) {
+    data::DatasetSource train_only = source;  // the training labels decide; eval and test follow them
+    train_only.eval.clear();
+    train_only.test.clear();
+    if (all_class_ids(data::load_datasets(train_only, std::nullopt).label_map, named->size())) fixed = named;
+  }
+  data::LoadedDatasets loaded = data::load_datasets(source, fixed);
   BERTH_CHECK(loaded.train, "train: no training data. Fix: --data spamassassin or --train FILE");
-  if (task != ModelTask::SequenceClassification || !checkpoint || source.data == "spamassassin") return loaded;
-  if (auto named = checkpoint_class_labels(*checkpoint, loaded.label_map))
-    return data::load_datasets(source, named);
   return loaded;
 }
 

@@ -91,8 +91,8 @@ constexpr std::string_view kUnsupported[] = {
     "use_cpu",
     "use_liger_kernel",
 };
-// Fields of transformers 4.4x-4.5x that transformers 5 removed (its training_args.json files still hold them),
-// sorted.
+// Fields of transformers 4.4x-4.5x that transformers 5 removed (its training_args.json files still hold
+// them), sorted.
 constexpr std::string_view kOlderHf[] = {
     "adafactor",
     "dispatch_batches",

@@ -118,13 +118,15 @@ TEST(TextDataset, IntegerLabelsIndexAFixedLabelMap) {
                            options);
   EXPECT_EQ(data[0].labels, (std::vector<int64_t>{0, 1}));
   options.problem_type = ProblemType::SingleLabel;
-  auto outside = write_file(dir, "o.jsonl", "{\"text\": \"a\", \"label\": 0}\n{\"text\": \"b\", \"label\": 2}\n");
+  auto outside =
+      write_file(dir, "o.jsonl", "{\"text\": \"a\", \"label\": 0}\n{\"text\": \"b\", \"label\": 2}\n");
   expect_contains(error_text([&] { TextDataset::load(outside, options); }),
                   {"o.jsonl:2: label 2 is not one of the labels (LABEL_0, LABEL_1) and, as a class index (HF "
                    "datasets' ClassLabel), it is outside the 2 classes 0..1",
                    "Fix: use class indices 0..1 or the label names"});
   auto negative = write_file(dir, "g.jsonl", "{\"text\": \"a\", \"label\": -1}\n");
-  expect_contains(error_text([&] { TextDataset::load(negative, options); }), {"g.jsonl:1: label -1 is not one"});
+  expect_contains(error_text([&] { TextDataset::load(negative, options); }),
+                  {"g.jsonl:1: label -1 is not one"});
 }
 
 TEST(TextDataset, RegressionTargets) {

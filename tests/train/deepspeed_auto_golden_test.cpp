@@ -47,9 +47,10 @@ TEST(DeepSpeedAutoGolden, HiddenSizeKeysAreFilledAsHfFillsThem) {
     const std::optional<int64_t> hidden_size = model_hidden_size(model);
     if (c.at("error").get<bool>()) {
       EXPECT_FALSE(hidden_size.has_value());
-      expect_contains(error_text([&] { resolve_run_plan(args, local_process_context(args), hidden_size); }),
-                      {"its config has neither `hidden_size` nor `hidden_sizes`", "zero_optimization.reduce_bucket_size",
-                       "zero_optimization.stage3_prefetch_bucket_size", "Fix: replace \"auto\""});
+      expect_contains(
+          error_text([&] { resolve_run_plan(args, local_process_context(args), hidden_size); }),
+          {"its config has neither `hidden_size` nor `hidden_sizes`", "zero_optimization.reduce_bucket_size",
+           "zero_optimization.stage3_prefetch_bucket_size", "Fix: replace \"auto\""});
       continue;
     }
     DeepSpeedConfig config = resolve_deepspeed_config(*args.deepspeed, args, 1);

@@ -405,8 +405,9 @@ TEST(DeepSpeedConfigTest, MathChangingSettingsAreRefused) {
       error_text([&] { parse(R"({"optimizer": {"type": "Adam", "params": {"bias_correction": false}}})"); }),
       {"ds.json: \"optimizer.params.bias_correction\" false turns off Adam's bias correction",
        "Fix: \"bias_correction\": true"});
-  expect_contains(error_text([&] { parse(R"({"optimizer": {"type": "AdamW", "params": {"amsgrad": true}}})"); }),
-                  {"\"optimizer.params.amsgrad\" true asks for AMSGrad", "Fix: \"amsgrad\": false"});
+  expect_contains(
+      error_text([&] { parse(R"({"optimizer": {"type": "AdamW", "params": {"amsgrad": true}}})"); }),
+      {"\"optimizer.params.amsgrad\" true asks for AMSGrad", "Fix: \"amsgrad\": false"});
   expect_contains(error_text([&] { parse(R"({"data_types": {"grad_accum_dtype": "bf16"}})"); }),
                   {"ds.json: \"data_types.grad_accum_dtype\" is \"bf16\"", "float32 only",
                    "Fix: \"grad_accum_dtype\": \"fp32\""});

@@ -152,7 +152,8 @@ TEST(TrainingArgsGolden, Transformers5SpellingsInJson) {
 
 Json training_args_golden_file(const std::string& name) {
   const Json file = read_json(golden_path(name));
-  EXPECT_TRUE(file.is_object()) << "missing golden training_args/" << name << ": build the berth_goldens target";
+  EXPECT_TRUE(file.is_object()) << "missing golden training_args/" << name
+                                << ": build the berth_goldens target";
   return file;
 }
 
@@ -236,9 +237,10 @@ TEST(TrainingArgsGolden, ArgumentsThatChangeTheMathAreRefused) {
     Json file = hf;
     file[key] = value;
     TrainingArguments args;
-    expect_contains(error_text([&] { merge_training_arguments_json(args, file.dump(), "hf.json"); }),
-                    {"hf.json: \"" + key + "\": " + value.dump() + " asks for ", "which berth does not implement",
-                     "would change the numbers training computes", "Fix: "});
+    expect_contains(
+        error_text([&] { merge_training_arguments_json(args, file.dump(), "hf.json"); }),
+        {"hf.json: \"" + key + "\": " + value.dump() + " asks for ", "which berth does not implement",
+         "would change the numbers training computes", "Fix: "});
   }
   for (const char* optim : {"adamw_torch", "adamw_torch_fused", "adamw_apex_fused"}) {
     Json file = hf;

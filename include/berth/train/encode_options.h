@@ -26,6 +26,7 @@ int64_t model_input_limit(int64_t max_positions, std::optional<size_t> model_max
 // args.max_length when given, which must fit `max_positions` (else berth::Error with the fix); unset, it
 // becomes model_input_limit(max_positions, model_max_length), as HF's scripts cap their lengths to the
 // tokenizer's. Validates args again (truncation_keep_head against the length).
-void resolve_max_length(TrainingArguments& args, int64_t max_positions, std::optional<size_t> model_max_length);
+void resolve_max_length(TrainingArguments& args, int64_t max_positions,
+                        std::optional<size_t> model_max_length);
 
 }  // namespace berth::train
