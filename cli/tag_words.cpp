@@ -14,6 +14,7 @@
 #include "berth/model/auto_model.h"
 #include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
+#include "berth/train/encode_options.h"
 
 namespace berth::cli {
 namespace {
@@ -124,7 +125,10 @@ int tag_words(const std::string& model_dir, const std::string& input, const std:
   place(model.module(), device, PlacementPolicy::Move);
   const TaskModelInfo info = model.info();
   tokenizer::TruncationOptions truncation;
-  truncation.max_length = max_length > 0 ? max_length : static_cast<size_t>(info.max_positions);
+  truncation.max_length =
+      max_length > 0
+          ? max_length
+          : static_cast<size_t>(train::model_input_limit(info.max_positions, tokenizer.model_max_length));
   tokenizer.set_truncation(truncation);
   tokenizer.set_padding(std::nullopt);
   std::ifstream in(input);

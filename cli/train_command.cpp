@@ -170,9 +170,11 @@ int run_eval(const EvalCommandOptions& options) {
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
   args.device = options.device;
   args.seed = options.seed;
-  // The length and truncation the model was trained with (its training_args.json), else the model's limit.
+  // The length and truncation the model was trained with (its training_args.json), else what the model and
+  // its tokenizer allow.
   data::EncodeTextOptions encoding;
-  encoding.max_length = static_cast<size_t>(info.max_positions);
+  encoding.max_length =
+      static_cast<size_t>(train::model_input_limit(info.max_positions, tokenizer.model_max_length));
   if (auto trained = train::trained_encode_options(options.model)) encoding = *trained;
   if (options.max_length > 0) encoding.max_length = options.max_length;
   BERTH_CHECK(encoding.max_length <= static_cast<size_t>(info.max_positions), "eval: --max-length ",
@@ -275,7 +277,9 @@ CommandAction add_eval_command(CLI::App& app) {
   cmd->add_option("--batch-size", options->batch_size, "Examples per forward pass")
       ->check(whole_number("--batch-size 32"))
       ->capture_default_str();
-  cmd->add_option("--max-length", options->max_length, "Longest input in tokens (0: the model's limit)")
+  cmd->add_option("--max-length", options->max_length,
+                  "Longest input in tokens (0: the length the model was trained at, else what the model and "
+                  "its tokenizer allow)")
       ->check(whole_number("--max-length 128, or 0 for the model's limit"))
       ->capture_default_str();
   cmd->add_option("--device", options->device, "auto, cpu, cuda or cuda:N")

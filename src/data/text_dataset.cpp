@@ -194,17 +194,46 @@ std::vector<RawExample> read_delimited(const std::string& path, std::string_view
 }
 
 // The name of a single-label label: strings as they are, integers in decimal.
-std::string label_name(const json& label, const std::string& where, const std::string& column) {
+// A label as the file writes it: a name, or an integer (HF datasets' ClassLabel index, or a name that is
+// a number: berth's own labels from integer data are "0", "1", ...).
+struct WrittenLabel {
+  std::string name;
+  bool integer = false;
+};
+
+WrittenLabel label_name(const json& label, const std::string& where, const std::string& column) {
   if (label.is_string()) {
     BERTH_CHECK(!label.get<std::string>().empty(), where, ": label \"", column,
                 "\" is an empty string. Fix: give every example a label");
-    return label.get<std::string>();
+    return {label.get<std::string>(), false};
   }
-  if (label.is_number_integer()) return label.dump();
+  if (label.is_number_integer()) return {label.dump(), true};
   BERTH_FAIL(where, ": expected a label name (string) or class id (integer) in \"", column, "\", found ",
              label.type_name(), " ", label.dump(),
              ". Fix: use strings or integers; numbers with fractions are regression targets (problem type "
              "regression), lists are multi-label (problem type multi_label_classification)");
+}
+
+// A label's class id: a name is looked up in `label_map`; an integer is first a name there (the map of a
+// model trained on integer labels), else its class index, as HF datasets' ClassLabel integers are (a
+// checkpoint's id2label of LABEL_0/LABEL_1 or NEGATIVE/POSITIVE and a file of 0/1).
+int64_t label_id(const LabelMap& label_map, const WrittenLabel& label, const std::string& where) {
+  if (std::optional<int64_t> id = label_map.find(label.name)) return *id;
+  const int64_t classes = static_cast<int64_t>(label_map.size());
+  if (label.integer) {
+    // Integers too long for int64 are outside any class range (-1 stands for them).
+    const int64_t index = label.name.size() <= 18 ? std::stoll(label.name) : -1;
+    BERTH_CHECK(index >= 0 && index < classes, where, ": label ", label.name, " is not one of the labels (",
+                label_map.describe(),
+                ") and, as a class index (HF datasets' "
+                "ClassLabel), it is outside the ",
+                classes, " classes 0..", classes - 1, ". Fix: use class indices 0..", classes - 1,
+                " or the label names, or a model (config.json id2label) with this class");
+    return index;
+  }
+  BERTH_FAIL(where, ": unknown label '", label.name, "'; the known labels are: ", label_map.describe(),
+             ". Fix: correct the label, or use a label map (e.g. the model's config.json id2label) that "
+             "includes it");
 }
 
 }  // namespace
@@ -253,7 +282,7 @@ TextDataset TextDataset::load(const std::string& path, const TextDatasetOptions&
   const std::string& column = options.label_column;
   const bool classification = options.labeled && options.problem_type != ProblemType::Regression;
   // Label names per example (several for multi-label), checked for kind before any id is given.
-  std::vector<std::vector<std::string>> names(raw.size());
+  std::vector<std::vector<WrittenLabel>> names(raw.size());
   if (classification) {
     for (size_t i = 0; i < raw.size(); ++i) {
       const std::string where = path + ":" + std::to_string(raw[i].line);
@@ -275,7 +304,8 @@ TextDataset TextDataset::load(const std::string& path, const TextDatasetOptions&
     label_map = *options.label_map;
   } else if (classification) {
     std::vector<std::string> all;
-    for (const auto& example_names : names) all.insert(all.end(), example_names.begin(), example_names.end());
+    for (const auto& example_names : names)
+      for (const WrittenLabel& label : example_names) all.push_back(label.name);
     label_map = LabelMap::from_observed(all);
   }
 
@@ -295,16 +325,12 @@ TextDataset TextDataset::load(const std::string& path, const TextDatasetOptions&
       BERTH_CHECK(std::isfinite(example.value), where, ": regression target ", raw[i].label.dump(),
                   " is not finite. Fix: use a finite number");
     }
-    for (const std::string& name : names[i]) {
-      std::optional<int64_t> id = label_map.find(name);
-      BERTH_CHECK(id.has_value(), where, ": unknown label '", name,
-                  "'; the known labels are: ", label_map.describe(),
-                  ". Fix: correct the label, or use a label map (e.g. the model's config.json id2label) that "
-                  "includes it");
+    for (const WrittenLabel& label : names[i]) {
+      const int64_t id = label_id(label_map, label, where);
       if (options.problem_type == ProblemType::MultiLabel) {
-        example.labels.push_back(*id);
+        example.labels.push_back(id);
       } else {
-        example.label = *id;
+        example.label = id;
       }
     }
     std::sort(example.labels.begin(), example.labels.end());

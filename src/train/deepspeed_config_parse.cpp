@@ -111,7 +111,8 @@ void parse_offload(Block& parent, const std::string& key, dist::OffloadOptions& 
 }
 
 void parse_zero(const Json& node, const std::string& source, dist::ZeroOptions& zero,
-                std::vector<std::string>& unknown, std::vector<std::string>* warnings) {
+                std::vector<std::string>& auto_keys, std::vector<std::string>& unknown,
+                std::vector<std::string>* warnings) {
   Block block(node, "zero_optimization", source);
   if (auto stage = block.integer("stage")) {
     BERTH_CHECK(*stage >= 0 && *stage <= 3, source,
@@ -119,17 +120,22 @@ void parse_zero(const Json& node, const std::string& source, dist::ZeroOptions& 
                 ". Fix: e.g. \"stage\": 1 (optimizer states sharded)");
     zero.stage = static_cast<int>(*stage);
   }
-  const auto non_negative = [&](const char* key, int64_t& into) {
-    if (auto value = block.integer(key)) {
+  // HF fills "auto" in the three hidden-size keys once the model is known (fill_hidden_size_auto).
+  const auto non_negative = [&](const char* key, int64_t& into, bool allow_auto = false) {
+    if (allow_auto && block.has_auto(key)) {
+      auto_keys.push_back(block.where(key));
+      return;
+    }
+    if (auto value = block.integer(key, allow_auto)) {
       BERTH_CHECK(*value >= 0, source, ": \"zero_optimization.", key, "\" must be >= 0, found ", *value,
                   ". Fix: e.g. \"", key, "\": 200000000");
       into = *value;
     }
   };
-  non_negative("reduce_bucket_size", zero.reduce_bucket_size);
+  non_negative("reduce_bucket_size", zero.reduce_bucket_size, true);
   non_negative("allgather_bucket_size", zero.allgather_bucket_size);
-  non_negative("stage3_prefetch_bucket_size", zero.stage3_prefetch_bucket_size);
-  non_negative("stage3_param_persistence_threshold", zero.stage3_param_persistence_threshold);
+  non_negative("stage3_prefetch_bucket_size", zero.stage3_prefetch_bucket_size, true);
+  non_negative("stage3_param_persistence_threshold", zero.stage3_param_persistence_threshold, true);
   if (auto value = block.boolean("allgather_partitions")) zero.allgather_partitions = *value;
   if (auto value = block.boolean("reduce_scatter")) zero.reduce_scatter = *value;
   if (auto value = block.boolean("overlap_comm")) zero.overlap_comm = *value;
@@ -275,6 +281,15 @@ void parse_optimizer(const Json& node, const std::string& source, WrittenDeepSpe
           "gradient, which berth does not implement. Fix: \"adam_w_mode\": true (DeepSpeed's default), "
           "i.e. AdamW");
     params.boolean("torch_adam");  // which kernel DeepSpeed uses; the arithmetic is the same
+    if (auto bias_correction = params.boolean("bias_correction"))
+      BERTH_CHECK(*bias_correction, source,
+                  ": \"optimizer.params.bias_correction\" false turns off Adam's bias correction, which "
+                  "berth's AdamW always applies (as torch's AdamW does). Fix: \"bias_correction\": true "
+                  "(DeepSpeed's default), or remove it");
+    if (auto amsgrad = params.boolean("amsgrad"))
+      BERTH_CHECK(!*amsgrad, source,
+                  ": \"optimizer.params.amsgrad\" true asks for AMSGrad, which berth's AdamW does not "
+                  "implement. Fix: \"amsgrad\": false (DeepSpeed's default), or remove it");
     params.collect_unknown(unknown);
   }
   optimizer.collect_unknown(unknown);
@@ -339,6 +354,20 @@ void parse_scheduler(const Json& node, const std::string& source, WrittenDeepSpe
   written.config.scheduler = spec;
 }
 
+// "data_types": gradients accumulate in float32 in berth (its master gradients); another accumulation
+// dtype would change the sums, so it is refused rather than ignored.
+void parse_data_types(const Json& node, const std::string& source, std::vector<std::string>& unknown) {
+  Block block(node, "data_types", source);
+  if (auto dtype = block.string("grad_accum_dtype")) {
+    const std::string name = text::to_lower(*dtype);
+    BERTH_CHECK(name == "fp32" || name == "float32", source, ": \"data_types.grad_accum_dtype\" is \"",
+                *dtype,
+                "\", but berth accumulates gradients in float32 only (a lower precision changes the sums). "
+                "Fix: \"grad_accum_dtype\": \"fp32\", or remove it");
+  }
+  block.collect_unknown(unknown);
+}
+
 // The values as written into the config, without TrainingArguments: "auto" precision stays off, "auto"
 // and absent batch sizes 0, optimizer params at DeepSpeed's defaults.
 void fill_written_values(WrittenDeepSpeedConfig& written) {
@@ -379,9 +408,10 @@ WrittenDeepSpeedConfig parse_written_deepspeed_config(const std::string& json_te
   parse_top_level(block, source, written);
   written.precision = parse_precision(block, source, config.precision.loss_scale, unknown);
   if (const Json* node = block.find("zero_optimization"))
-    parse_zero(*node, source, config.zero, unknown, warnings);
+    parse_zero(*node, source, config.zero, config.hidden_size_auto_keys, unknown, warnings);
   if (const Json* node = block.find("optimizer")) parse_optimizer(*node, source, written, unknown);
   if (const Json* node = block.find("scheduler")) parse_scheduler(*node, source, written, unknown);
+  if (const Json* node = block.find("data_types")) parse_data_types(*node, source, unknown);
 
   block.collect_unknown(unknown);
   std::sort(unknown.begin(), unknown.end());

@@ -3,11 +3,14 @@
 // silently overrides warned about.
 #include "berth/train/deepspeed_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "berth/core/error.h"
 #include "berth/core/input_file.h"
+#include "berth/model/pretrained_config.h"
 #include "core/number_text.h"
 #include "core/text.h"
 #include "train/written_deepspeed_config.h"
@@ -231,7 +234,59 @@ std::vector<std::string> overridden_arguments(const WrittenDeepSpeedConfig& writ
   return lines;
 }
 
+// HF's hidden size of one config object (JSON): hidden_size or an attribute_map alias, else
+// max(hidden_sizes).
+std::optional<int64_t> hidden_size_of(const nlohmann::json& config) {
+  if (!config.is_object()) return std::nullopt;
+  // PretrainedConfig.attribute_map: GPT-2 and its kin call it n_embd, DistilBERT dim, T5 and BART d_model.
+  for (const char* key : {"hidden_size", "n_embd", "dim", "d_model"}) {
+    auto it = config.find(key);
+    if (it != config.end() && it->is_number_integer()) return it->get<int64_t>();
+  }
+  auto sizes = config.find("hidden_sizes");
+  if (sizes != config.end() && sizes->is_array() && !sizes->empty()) {
+    int64_t largest = 0;
+    for (const auto& size : *sizes)
+      if (size.is_number_integer()) largest = std::max(largest, size.get<int64_t>());
+    if (largest > 0) return largest;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<int64_t> model_hidden_size(const PretrainedConfig& config) {
+  const nlohmann::json root = nlohmann::json::parse(config.to_json_text());
+  if (auto size = hidden_size_of(root)) return size;
+  if (auto text_config = root.find("text_config"); text_config != root.end())
+    return hidden_size_of(*text_config);
+  return std::nullopt;
+}
+
+void fill_hidden_size_auto(DeepSpeedConfig& config, std::optional<int64_t> hidden_size) {
+  std::vector<std::string>& keys = config.hidden_size_auto_keys;
+  if (keys.empty()) return;
+  BERTH_CHECK(hidden_size && *hidden_size > 0,
+              "DeepSpeed config: the model's hidden size is not known (its config has neither `hidden_size` "
+              "nor `hidden_sizes`, or the run plan was resolved without one), so the \"auto\" values of ",
+              text::join(keys, ", "),
+              " cannot be filled (HF fills them from the hidden size). Fix: replace \"auto\" in these keys "
+              "with a whole number of your choice");
+  const int64_t h = *hidden_size;
+  const auto is_auto = [&](const char* key) {
+    return std::find(keys.begin(), keys.end(), std::string("zero_optimization.") + key) != keys.end();
+  };
+  dist::ZeroOptions& zero = config.zero;
+  if (is_auto("reduce_bucket_size")) zero.reduce_bucket_size = h * h;
+  if (zero.stage == 3) {
+    // Python's int(0.9 * h * h): the product left to right in doubles, truncated.
+    if (is_auto("stage3_prefetch_bucket_size"))
+      zero.stage3_prefetch_bucket_size =
+          static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
+    if (is_auto("stage3_param_persistence_threshold")) zero.stage3_param_persistence_threshold = 10 * h;
+  }
+  keys.clear();
+}
 
 DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
                                          const TrainingArguments& args, int64_t world_size,

@@ -76,13 +76,15 @@ dist::ProcessContext local_process_context(const TrainingArguments& args) {
   return context;
 }
 
-RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext context) {
+RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext context,
+                         std::optional<int64_t> hidden_size) {
   RunPlan plan;
   plan.process = std::move(context);
   const int64_t world_size = plan.process.comm->world_size();
   if (args.deepspeed) {
-    plan.deepspeed_ = std::make_shared<const DeepSpeedConfig>(
-        resolve_deepspeed_config(*args.deepspeed, args, world_size, &plan.warnings));
+    DeepSpeedConfig config = resolve_deepspeed_config(*args.deepspeed, args, world_size, &plan.warnings);
+    fill_hidden_size_auto(config, hidden_size);
+    plan.deepspeed_ = std::make_shared<const DeepSpeedConfig>(std::move(config));
     plan.zero_ = plan.deepspeed_->zero;
   } else if (!args.fsdp.empty()) {
     plan.zero_ = dist::zero_options_from_fsdp(args.fsdp);
@@ -102,13 +104,14 @@ RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext con
   return plan;
 }
 
-RunPlan resolve_run_plan(const TrainingArguments& args, const EnvLookup& env) {
+RunPlan resolve_run_plan(const TrainingArguments& args, const EnvLookup& env,
+                         std::optional<int64_t> hidden_size) {
   dist::ProcessOptions options;
   options.device = args.device;
   options.backend = args.ddp_backend.value_or("auto");
   options.rendezvous = args.rendezvous;
   options.timeout = std::chrono::seconds(args.ddp_timeout);
-  return resolve_run_plan(args, dist::init_process_context(options, env));
+  return resolve_run_plan(args, dist::init_process_context(options, env), hidden_size);
 }
 
 }  // namespace berth::train

@@ -230,8 +230,10 @@ constexpr Field kFields[] = {
      Checked{check_placement}},
     {"threads", &Args::threads, "CPU threads for torch; 0: berth's default",
      Range{.lo = 0, .note = "(0: berth's default)", .example = "threads 4"}},
-    {"max_length", &Args::max_length, "Tokenizer truncation length in tokens",
-     Range{.lo = 2, .note = "([CLS] and [SEP])", .example = "max_length 128"}},
+    {"max_length", &Args::max_length,
+     "Tokenizer truncation length in tokens; unset: what the model and tokenizer allow (the smaller of "
+     "the position limit and model_max_length)",
+     Range{.lo = 2, .note = "([CLS] and [SEP])", .example = "max_length 128, or leave it unset"}},
     {"truncation_keep_head", &Args::truncation_keep_head,
      "Head+tail truncation: a longer text keeps its first N tokens and the rest from its end (the "
      "middle dropped); unset: the end is cut off, as HF does"},
@@ -267,16 +269,6 @@ int64_t parse_int(std::string_view name, std::string_view text) {
   errno = 0;
   const long long value = std::strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || errno == ERANGE) bad_text(name, text, "a whole number", "10");
-  return value;
-}
-
-double parse_double(std::string_view name, std::string_view text) {
-  const std::string s(text::trim(text));
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
-    bad_text(name, text, "a finite number", "0.5");
   return value;
 }
 
@@ -354,6 +346,16 @@ std::string range_text(const Range& range) {
 }
 
 }  // namespace
+
+double parse_double(std::string_view name, std::string_view text) {
+  const std::string s(text::trim(text));
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
+    bad_text(name, text, "a finite number", "0.5");
+  return value;
+}
 
 std::span<const Field> training_argument_fields() { return kFields; }
 

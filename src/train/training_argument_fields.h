@@ -102,6 +102,9 @@ void check_field_rule(const TrainingArguments& args, const Field& field);
 // "a, b,,c " -> {"a", "b", "c"}: comma-separated items, trimmed, empty ones dropped.
 std::vector<std::string> parse_argument_list(std::string_view text);
 
+// A command line's number for argument `name`: finite, in full, else berth::Error naming it.
+double parse_double(std::string_view name, std::string_view text);
+
 // Throws berth::Error: "SOURCE: \"NAME\" must be EXPECTED, found FOUND. Fix: ...".
 [[noreturn]] void bad_json(const std::string& source, std::string_view name, const char* expected,
                            const nlohmann::json& found);

@@ -112,6 +112,33 @@ void check_schedule(const Args& args) {
               "epoch with an evaluation set");
 }
 
+// transformers 5's float warmup_steps (get_warmup_steps): below 1 the ratio of the total steps, else
+// int(value) steps, a fraction dropped.
+void set_hf_warmup_steps(Args& args, double value, const std::string& source) {
+  BERTH_CHECK(value >= 0 && std::isfinite(value), source, ": \"warmup_steps\" must be >= 0, found ",
+              text::shortest_number_text(value), ". Fix: a step count like 100, or a ratio below 1 like 0.1");
+  if (value > 0 && value < 1) {
+    args.warmup_ratio = value;
+    args.warmup_steps = 0;
+    return;
+  }
+  args.warmup_steps = static_cast<int64_t>(value);
+  args.warmup_ratio = 0;
+}
+
+// A JSON file's keys that are no training argument of berth's or HF's: one warning line, each with the
+// closest name berth knows.
+std::string unknown_keys_warning(const std::string& source, std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  for (std::string& name : names) {
+    const std::string suggestion = closest_training_argument(name);
+    if (!suggestion.empty()) name += " (did you mean '" + suggestion + "'?)";
+  }
+  return source + ": ignored " + std::to_string(names.size()) +
+         " unknown key(s), neither berth's training arguments nor HF transformers': " +
+         text::join(names, ", ") + ". Fix: correct or remove them";
+}
+
 // HF's own spellings in a JSON file that berth reads differently from its own (evaluation_strategy,
 // transformers 5's fsdp, warmup_steps ratio and train_sampling_strategy, an inline deepspeed dict). Returns
 // whether `key` was one of them (and so has been applied).
@@ -154,11 +181,10 @@ bool merge_hf_spelling(Args& args, const std::string& key, const Json& value, co
                ": \"fsdp\" is true, as transformers 5 writes it with the options in \"fsdp_config\", which "
                "berth does not read. Fix: write berth's space-separated options instead, e.g. \"fsdp\": "
                "\"full_shard\"");
-  // transformers 5 has no warmup_ratio: a warmup_steps below 1 is the ratio of the total steps.
-  if (key == "warmup_steps" && value.is_number_float() && value.get<double>() > 0 &&
-      value.get<double>() < 1) {
-    args.warmup_ratio = value.get<double>();
-    args.warmup_steps = 0;
+  // transformers 5 has no warmup_ratio (late 4.x files write it null) and reads warmup_steps as a float.
+  if (key == "warmup_ratio" && value.is_null()) return true;
+  if (key == "warmup_steps" && value.is_number_float()) {
+    set_hf_warmup_steps(args, value.get<double>(), source);
     return true;
   }
   // transformers 5's train_sampling_strategy replaces group_by_length.
@@ -233,6 +259,10 @@ void set_training_argument(TrainingArguments& args, std::string_view name, std::
   if (canonical == "report_to") {
     for (const std::string& item : detail::parse_argument_list(value_text)) detail::check_not_foreign(item);
   }
+  if (canonical == "warmup_steps" && value_text.find_first_of(".eE") != std::string_view::npos) {
+    set_hf_warmup_steps(args, detail::parse_double(canonical, value_text), "training argument warmup_steps");
+    return;
+  }
   detail::set_field_text(args, *field, value_text);
 }
 
@@ -247,7 +277,7 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
   }
   BERTH_CHECK(root.is_object(), source, " must hold one JSON object of training arguments, found ",
               root.type_name(), ". Fix: e.g. {\"learning_rate\": 2e-5}");
-  std::vector<std::string> ignored;
+  std::vector<std::string> ignored, unknown;
   std::optional<std::string> old_eval_strategy;
   for (const auto& [key, value] : root.items()) {
     if (merge_hf_spelling(args, key, value, source, old_eval_strategy)) continue;
@@ -255,11 +285,10 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
     if (!field) {
       // Keys with a leading underscore are HF's private fields (_n_gpu), never the user's settings.
       if (key.rfind('_', 0) == 0) continue;
-      if (is_unsupported_hf_training_argument(key)) {
-        ignored.push_back(key);
-        continue;
-      }
-      unknown_name(key, (" in " + source).c_str());
+      check_ignored_hf_training_argument(source, key, value.dump());
+      // A file from another transformers version (or with a typo) loads: its strange keys are a warning.
+      (is_unsupported_hf_training_argument(key) ? ignored : unknown).push_back(key);
+      continue;
     }
     detail::set_field_json(args, *field, value, source);
   }
@@ -267,6 +296,7 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
   drop_foreign_integrations(args, source, warnings);
   if (!ignored.empty() && warnings)
     warnings->push_back(ignored_hf_training_arguments_warning(source, ignored));
+  if (!unknown.empty() && warnings) warnings->push_back(unknown_keys_warning(source, unknown));
 }
 
 std::string TrainingArguments::to_json_text() const {
@@ -308,10 +338,17 @@ void TrainingArguments::validate() const {
   check_best_model(*this);
   check_schedule(*this);
   if (truncation_keep_head)
-    BERTH_CHECK(*truncation_keep_head >= 0 && *truncation_keep_head <= max_length - 2,
+    BERTH_CHECK(
+        *truncation_keep_head >= 0, "training argument truncation_keep_head must be >= 0, found ",
+        *truncation_keep_head,
+        ". Fix: e.g. truncation_keep_head 64 keeps the first 64 tokens and the end of long texts; leave "
+        "it unset to cut off the end");
+  // Unset, max_length is resolved from the model when a run starts, and validated again there.
+  if (truncation_keep_head && max_length)
+    BERTH_CHECK(*truncation_keep_head >= 0 && *truncation_keep_head <= *max_length - 2,
                 "training argument truncation_keep_head must be between 0 and max_length - 2 = ",
-                max_length - 2, " (the tokens left after [CLS] and [SEP]), found ", *truncation_keep_head,
-                ". Fix: e.g. truncation_keep_head ", (max_length - 2) / 2,
+                *max_length - 2, " (the tokens left after [CLS] and [SEP]), found ", *truncation_keep_head,
+                ". Fix: e.g. truncation_keep_head ", (*max_length - 2) / 2,
                 " keeps the first half and the end of long texts; leave it unset to cut off the end");
   BERTH_CHECK(
       !(fp16 && bf16),

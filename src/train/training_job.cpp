@@ -1,6 +1,7 @@
 // run_training_job: what `berth train` does, as one library call.
 #include "berth/train/training_job.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/callbacks.h"
 #include "berth/train/checkpoint_dir.h"
+#include "berth/train/deepspeed_config.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
 #include "berth/train/question_answering_job.h"
@@ -166,6 +168,50 @@ ModelTask job_task(const TrainingJobOptions& options, const std::optional<Pretra
   return task;
 }
 
+// A fine-tuned classifier's named classes: its id2label when the names are not HF's defaults (LABEL_0,
+// LABEL_1 ...), else nullopt.
+std::optional<data::LabelMap> named_checkpoint_classes(const PretrainedConfig& checkpoint) {
+  std::vector<std::string> names;
+  bool named = false;
+  for (const auto& [id, name] : checkpoint.id2label) {
+    names.push_back(name);
+    named = named || name != "LABEL_" + std::to_string(id);
+  }
+  return named ? std::optional<data::LabelMap>(data::LabelMap(names)) : std::nullopt;
+}
+
+// Whether `observed` holds labels (regression has none) and every one is an integer class id below `classes`.
+bool all_class_ids(const data::LabelMap& observed, size_t classes) {
+  return !observed.empty() &&
+         std::all_of(observed.labels().begin(), observed.labels().end(), [&](const std::string& label) {
+           const bool digits =
+               !label.empty() && label.size() < 10 &&
+               std::all_of(label.begin(), label.end(), [](char c) { return c >= '0' && c <= '9'; });
+           return digits && std::stoull(label) < classes;
+         });
+}
+
+// A sequence classifier's data: the training file's labels, or, when they are all integer class ids of a
+// checkpoint's named classes, those classes (HF datasets' ClassLabel integers index them; the head and the
+// names stay).
+data::LoadedDatasets load_classification_data(const data::DatasetSource& source,
+                                              const std::optional<PretrainedConfig>& checkpoint,
+                                              ModelTask task) {
+  std::optional<data::LabelMap> fixed;
+  std::optional<data::LabelMap> named;
+  if (task == ModelTask::SequenceClassification && checkpoint && source.data.empty() && !source.train.empty())
+    named = named_checkpoint_classes(*checkpoint);
+  if (named) {
+    data::DatasetSource train_only = source;  // the training labels decide; eval and test follow them
+    train_only.eval.clear();
+    train_only.test.clear();
+    if (all_class_ids(data::load_datasets(train_only, std::nullopt).label_map, named->size())) fixed = named;
+  }
+  data::LoadedDatasets loaded = data::load_datasets(source, fixed);
+  BERTH_CHECK(loaded.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+  return loaded;
+}
+
 // Token classification: words and tags, encoded as they load, with the checkpoint's labels when its head was
 // trained for named ones (run_ner.py keeps them).
 EncodedData load_tagged_data(const data::DatasetSource& source, const tokenizer::Tokenizer& tokenizer,
@@ -199,7 +245,7 @@ EncodedData load_question_answering_data(const TrainingJobOptions& options,
   auto load = [&](const std::string& path, const char* name,
                   bool evaluated) -> std::shared_ptr<data::TokenizedDataset> {
     if (path.empty()) return nullptr;
-    auto split = load_question_answering_split(path, tokenizer, static_cast<size_t>(options.args.max_length),
+    auto split = load_question_answering_split(path, tokenizer, static_cast<size_t>(*options.args.max_length),
                                                options.question_answering, /*labeled=*/true);
     if (evaluated) splits.push_back(split);
     description += (description.empty() ? "" : ", ") + std::to_string(split->examples.size()) + " " + name +
@@ -251,6 +297,21 @@ void run_search(Trainer& trainer, const TrainingJobOptions& options, std::ostrea
   out << "\n  (" << dir << "/hp_search.jsonl, " << dir << "/best_trial_args.json)\n";
 }
 
+// The model's shape before the data is read: the checkpoint's config.json, or the preset's with the
+// overrides (its vocabulary and labels come later and change neither the hidden size nor the positions).
+PretrainedConfig job_model_shape(const TrainingJobOptions& options) {
+  if (!options.model_preset.empty())
+    return apply_config_overrides(model_preset(options.model_preset, 1), options.config_overrides);
+  return PretrainedConfig::load(options.model + "/config.json");
+}
+
+// The hidden size a DeepSpeed config's "auto" bucket sizes are filled from (HF reads it off the model's
+// config), before the plan is resolved.
+std::optional<int64_t> job_hidden_size(const TrainingJobOptions& options) {
+  if (!options.args.deepspeed) return std::nullopt;
+  return model_hidden_size(job_model_shape(options));
+}
+
 // One training, then the eval and test metrics, the confusion matrix and the report.
 void run_training(Trainer& trainer, const EncodedData& data, const std::string& output_dir,
                   std::ostream& out) {
@@ -285,7 +346,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   TrainingArguments& args = options.args;
   // Under a launcher: this rank's device is chosen and bound, and the process group joined, before anything
   // is built; only rank 0 prints.
-  auto plan = std::make_shared<RunPlan>(resolve_run_plan(args, env));
+  auto plan = std::make_shared<RunPlan>(resolve_run_plan(args, env, job_hidden_size(options)));
   std::ostream& out = plan->is_main() ? console : null_stream();
   if (plan->process.env.distributed()) {
     args.device = device_name(plan->device());
@@ -300,9 +361,13 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
       tokenizer::load_tokenizer(options.tokenizer.empty() ? options.model : options.tokenizer);
   std::optional<PretrainedConfig> checkpoint;
   if (options.model_preset.empty()) checkpoint = PretrainedConfig::load(options.model + "/config.json");
+  // Unset, --max_length is what the model and tokenizer allow; the Trainer saves the resolved value.
+  resolve_max_length(args, max_positions(checkpoint ? *checkpoint : job_model_shape(options)),
+                     tokenizer.model_max_length);
   const ModelTask task = job_task(options, checkpoint);
-  // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does); a
-  // language model reads the text alone.
+  // Labels: the training data's (a fine-tuned model's own labels are replaced, as HF's num_labels= does,
+  // unless the data's labels are integer class ids of its named classes); a language model reads the text
+  // alone.
   data::DatasetSource source = options.data;
   source.labeled = task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification;
   EncodedData data;  // question answering and token classification encode as they load
@@ -312,18 +377,12 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   } else if (task == ModelTask::TokenClassification) {
     data = load_tagged_data(source, tokenizer, encode_options(args).max_length, checkpoint);
   } else {
-    data.text = data::load_datasets(source, std::nullopt);
-    BERTH_CHECK(data.text.train, "train: no training data. Fix: --data spamassassin or --train FILE");
+    data.text = load_classification_data(source, checkpoint, task);
   }
   const data::LoadedDatasets& text = data.text;
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
   if (!options.model_preset.empty()) preset = preset_config(options, tokenizer, text, task);
-  const PretrainedConfig& config = preset ? *preset : *checkpoint;
-  const int64_t max_position = max_positions(config);
-  BERTH_CHECK(args.max_length <= max_position, "train: --max_length ", args.max_length,
-              " exceeds the model's max_position_embeddings (", max_position, "). Fix: --max_length ",
-              max_position, " or less");
   out << "task: " << task_name(task) << "\n";
 
   TrainerOptions trainer_options;

@@ -96,6 +96,39 @@ TEST(TextDataset, FixedLabelMapKeepsItsIdsAndRefusesUnknownLabels) {
   EXPECT_EQ(data.label_map(), LabelMap({"spam", "ham"}));
 }
 
+// HF datasets' ClassLabel: against a fixed map (a model's id2label), an integer label that is not one of its
+// names is the class index; a name that is a number (labels from integer data) still matches first.
+TEST(TextDataset, IntegerLabelsIndexAFixedLabelMap) {
+  TempDir dir;
+  auto path = write_file(dir, "c.jsonl",
+                         "{\"text\": \"a\", \"label\": 1}\n{\"text\": \"b\", \"label\": 0}\n"
+                         "{\"text\": \"c\", \"label\": \"POSITIVE\"}\n");
+  TextDatasetOptions options;
+  options.label_map = LabelMap({"NEGATIVE", "POSITIVE"});
+  TextDataset data = TextDataset::load(path, options);
+  EXPECT_EQ(data[0].label, 1);
+  EXPECT_EQ(data[1].label, 0);
+  EXPECT_EQ(data[2].label, 1);
+  options.label_map = LabelMap({"1", "0"});  // names first: "1" is id 0 here
+  data = TextDataset::load(write_file(dir, "n.jsonl", "{\"text\": \"a\", \"label\": 1}\n"), options);
+  EXPECT_EQ(data[0].label, 0);
+  options.label_map = LabelMap({"LABEL_0", "LABEL_1"});
+  options.problem_type = ProblemType::MultiLabel;
+  data = TextDataset::load(write_file(dir, "m.jsonl", "{\"text\": \"a\", \"label\": [1, \"LABEL_0\"]}\n"),
+                           options);
+  EXPECT_EQ(data[0].labels, (std::vector<int64_t>{0, 1}));
+  options.problem_type = ProblemType::SingleLabel;
+  auto outside =
+      write_file(dir, "o.jsonl", "{\"text\": \"a\", \"label\": 0}\n{\"text\": \"b\", \"label\": 2}\n");
+  expect_contains(error_text([&] { TextDataset::load(outside, options); }),
+                  {"o.jsonl:2: label 2 is not one of the labels (LABEL_0, LABEL_1) and, as a class index (HF "
+                   "datasets' ClassLabel), it is outside the 2 classes 0..1",
+                   "Fix: use class indices 0..1 or the label names"});
+  auto negative = write_file(dir, "g.jsonl", "{\"text\": \"a\", \"label\": -1}\n");
+  expect_contains(error_text([&] { TextDataset::load(negative, options); }),
+                  {"g.jsonl:1: label -1 is not one"});
+}
+
 TEST(TextDataset, RegressionTargets) {
   TempDir dir;
   auto jsonl =

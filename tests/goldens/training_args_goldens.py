@@ -7,7 +7,9 @@
 #   expected.json  per name: "set" (the arguments the case passed, as HF holds them after its __post_init__),
 #                  "warmup_steps_for_total" ({total: TrainingArguments.get_warmup_steps(total)}) and
 #                  "train_sampling_strategy" as HF holds it.
+#   hf_fields.json {"fields": the names of dataclasses.fields(TrainingArguments), sorted}
 
+import dataclasses
 import json
 import os
 import sys
@@ -31,6 +33,8 @@ CASES = {
                                 eval_steps=20, save_steps=40, logging_steps=0.05,
                                 train_sampling_strategy="group_by_length", dataloader_drop_last=True,
                                 lr_scheduler_type="constant_with_warmup", ddp_timeout=600, adam_beta2=0.98),
+    # A fractional warmup_steps above 1: transformers 5 takes int() of it.
+    "training_args_fractional_warmup": dict(max_steps=50, warmup_steps=10.5, seed=3),
 }
 
 TOTALS = [1, 7, 100, 120, 1000]
@@ -58,6 +62,8 @@ def main():
                           "warmup_steps_for_total": {str(t): args.get_warmup_steps(t) for t in TOTALS},
                           "train_sampling_strategy": args.train_sampling_strategy}
     write(os.path.join(out_dir, "expected.json"), json.dumps(expected, indent=2, sort_keys=True) + "\n")
+    fields = sorted(field.name for field in dataclasses.fields(TrainingArguments))
+    write(os.path.join(out_dir, "hf_fields.json"), json.dumps({"fields": fields}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -393,6 +393,29 @@ TEST(DeepSpeedConfigTest, UnsupportedOptimizersAndSchedulersAreErrors) {
       {"cannot read the DeepSpeed config /nonexistent/ds.json"});
 }
 
+// Settings that would change the arithmetic are refused, not dropped among the unknown keys; their
+// defaults (what berth computes) are accepted.
+TEST(DeepSpeedConfigTest, MathChangingSettingsAreRefused) {
+  const auto parse = [](const std::string& text) {
+    std::vector<std::string> warnings;
+    parse_deepspeed_config(text, "ds.json", &warnings);
+    return warnings;
+  };
+  expect_contains(
+      error_text([&] { parse(R"({"optimizer": {"type": "Adam", "params": {"bias_correction": false}}})"); }),
+      {"ds.json: \"optimizer.params.bias_correction\" false turns off Adam's bias correction",
+       "Fix: \"bias_correction\": true"});
+  expect_contains(
+      error_text([&] { parse(R"({"optimizer": {"type": "AdamW", "params": {"amsgrad": true}}})"); }),
+      {"\"optimizer.params.amsgrad\" true asks for AMSGrad", "Fix: \"amsgrad\": false"});
+  expect_contains(error_text([&] { parse(R"({"data_types": {"grad_accum_dtype": "bf16"}})"); }),
+                  {"ds.json: \"data_types.grad_accum_dtype\" is \"bf16\"", "float32 only",
+                   "Fix: \"grad_accum_dtype\": \"fp32\""});
+  EXPECT_TRUE(parse(R"({"optimizer": {"type": "Adam", "params": {"bias_correction": true, "amsgrad": false}},
+                        "data_types": {"grad_accum_dtype": "fp32"}})")
+                  .empty());
+}
+
 TEST(DeepSpeedConfigTest, FsdpOptionsMapOntoZero) {
   EXPECT_EQ(dist::zero_options_from_fsdp("").stage, 0);
   EXPECT_EQ(dist::zero_options_from_fsdp("full_shard").stage, 3);

@@ -46,7 +46,8 @@ TEST(TrainingArgumentsTest, DefaultsAreHfsAndValid) {
   EXPECT_EQ(args.save_steps, 500);
   EXPECT_EQ(args.seed, 42);
   EXPECT_FALSE(args.eval_steps.has_value());
-  EXPECT_EQ(args.max_length, 128);
+  EXPECT_FALSE(
+      args.max_length.has_value());  // unset: what the model and tokenizer allow (resolve_max_length)
   EXPECT_NO_THROW(args.validate());
 }
 
@@ -303,9 +304,12 @@ TEST(TrainingArgumentsTest, JsonErrorsNameKeyExpectedTypeAndFound) {
   expect_contains(
       error_text([&] { merge_training_arguments_json(args, R"({"report_to": [1]})", "my.json"); }),
       {"\"report_to\" must be a list of strings", "[1]"});
-  expect_contains(
-      error_text([&] { merge_training_arguments_json(args, R"({"learning_rte": 1})", "my.json"); }),
-      {"unknown training argument 'learning_rte' in my.json", "did you mean 'learning_rate'?"});
+  // An unknown key in a file is a warning naming it (a file from another transformers version loads).
+  std::vector<std::string> warnings;
+  merge_training_arguments_json(args, R"({"learning_rte": 1})", "my.json", &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  expect_contains(warnings[0],
+                  {"my.json: ignored 1 unknown key(s)", "learning_rte (did you mean 'learning_rate'?)"});
   expect_contains(error_text([&] { merge_training_arguments_json(args, "[1, 2]", "my.json"); }),
                   {"my.json must hold one JSON object", "array"});
   expect_contains(error_text([&] { merge_training_arguments_json(args, "{", "my.json"); }),

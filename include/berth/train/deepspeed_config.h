@@ -13,6 +13,10 @@
 #include "berth/train/precision_options.h"
 #include "berth/train/training_arguments.h"
 
+namespace berth {
+class PretrainedConfig;
+}
+
 namespace berth::train {
 
 // The "optimizer" block: DeepSpeed's Adam or AdamW. DeepSpeed's "Adam" defaults to adam_w_mode=true, i.e.
@@ -51,6 +55,10 @@ struct DeepSpeedConfig {
   dist::ZeroOptions zero;
   int64_t steps_per_print = 10;
   std::vector<std::string> unknown_keys;  // dotted paths berth does not read ("wall_clock_breakdown", ...)
+  // zero_optimization keys written "auto" that HF fills from the model's hidden size
+  // (fill_hidden_size_auto): reduce_bucket_size, stage3_prefetch_bucket_size,
+  // stage3_param_persistence_threshold, as dotted paths. Until filled they hold DeepSpeed's defaults.
+  std::vector<std::string> hidden_size_auto_keys;
 };
 
 // Parses `json_text` (`source_name` names it in messages) without TrainingArguments: "auto" batch sizes and
@@ -77,6 +85,17 @@ DeepSpeedConfig parse_deepspeed_config(const std::string& json_text, const std::
 DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
                                          const TrainingArguments& args, int64_t world_size,
                                          std::vector<std::string>* warnings = nullptr);
+
+// The hidden size HF's trainer_config_finalize reads from a model's config: "hidden_size" (or the name a
+// family's attribute_map gives it: GPT-2's "n_embd", DistilBERT's "dim", T5's "d_model"), else the largest of
+// "hidden_sizes", else the same in "text_config". nullopt when the config has none of them.
+std::optional<int64_t> model_hidden_size(const PretrainedConfig& config);
+
+// HF's trainer_config_finalize for the zero_optimization keys written "auto": reduce_bucket_size =
+// hidden_size^2 and, at stage 3 only, stage3_prefetch_bucket_size = int(0.9 * hidden_size^2) and
+// stage3_param_persistence_threshold = 10 * hidden_size (below stage 3 they keep DeepSpeed's defaults, which
+// nothing reads). No-op without such keys; with them and no `hidden_size`, a berth::Error naming the keys.
+void fill_hidden_size_auto(DeepSpeedConfig& config, std::optional<int64_t> hidden_size);
 
 // HF's trainer_config_finalize, at train start once `total_steps` (optimizer steps of the run) is known:
 // fills the scheduler's pending total_num_steps and warmup_num_steps (args.resolved_warmup_steps) and

@@ -10,10 +10,23 @@
 
 namespace berth::train {
 
-// The truncation a run's arguments ask for: max_length and truncation_keep_head.
+// The truncation a run's arguments ask for: max_length (which must be set: resolve_max_length) and
+// truncation_keep_head.
 data::EncodeTextOptions encode_options(const TrainingArguments& args);
 // That of the run that trained model_dir, from its training_args.json (a Trainer's output directory has one);
-// nullopt without the file. A malformed file is an error naming it.
+// nullopt without the file, or when it sets no max_length (HF's own training_args.json). A malformed file is
+// an error naming it.
 std::optional<data::EncodeTextOptions> trained_encode_options(const std::string& model_dir);
+
+// The longest input a model and its tokenizer take: `max_positions` (the model's position limit, RoBERTa's
+// padding offset already taken off), capped by the tokenizer's model_max_length when it has one (HF's 1e30
+// "no limit" is read as none).
+int64_t model_input_limit(int64_t max_positions, std::optional<size_t> model_max_length);
+
+// args.max_length when given, which must fit `max_positions` (else berth::Error with the fix); unset, it
+// becomes model_input_limit(max_positions, model_max_length), as HF's scripts cap their lengths to the
+// tokenizer's. Validates args again (truncation_keep_head against the length).
+void resolve_max_length(TrainingArguments& args, int64_t max_positions,
+                        std::optional<size_t> model_max_length);
 
 }  // namespace berth::train

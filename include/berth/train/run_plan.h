@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ class RunPlan {
   MemoryEstimate estimate_memory(int64_t num_params, int64_t largest_layer_params) const;
 
  private:
-  friend RunPlan resolve_run_plan(const TrainingArguments&, dist::ProcessContext);
+  friend RunPlan resolve_run_plan(const TrainingArguments&, dist::ProcessContext, std::optional<int64_t>);
   std::shared_ptr<const DeepSpeedConfig> deepspeed_;  // args.deepspeed resolved; null without one
   dist::ZeroOptions zero_;                            // stage 0 without ZeRO
 };
@@ -57,9 +58,13 @@ class RunPlan {
 // arguments' device, ddp_backend, rendezvous and ddp_timeout), parses args.deepspeed once and builds the
 // gradient sync: ZeRO when the config or args.fsdp ask for it (any world size: offload alone makes sense on
 // one), DDP for several ranks, else one process. Throws berth::Error for a config that contradicts args.
-RunPlan resolve_run_plan(const TrainingArguments& args, const EnvLookup& env = process_env());
+// `hidden_size` (model_hidden_size of the model's config) fills the config's hidden-size "auto" keys as HF
+// does (fill_hidden_size_auto); a config with such keys and no hidden size is a berth::Error.
+RunPlan resolve_run_plan(const TrainingArguments& args, const EnvLookup& env = process_env(),
+                         std::optional<int64_t> hidden_size = std::nullopt);
 // The same over a context already made (a Trainer without a plan: this process alone on args.device).
-RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext context);
+RunPlan resolve_run_plan(const TrainingArguments& args, dist::ProcessContext context,
+                         std::optional<int64_t> hidden_size = std::nullopt);
 
 // The context of a process that runs alone on args.device (meta accepted): a local communicator.
 dist::ProcessContext local_process_context(const TrainingArguments& args);

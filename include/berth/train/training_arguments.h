@@ -77,7 +77,9 @@ struct TrainingArguments {
   std::string device = "auto";     // auto|cpu|cuda|cuda:N
   std::string placement = "move";  // move|strict
   int64_t threads = 0;             // 0: berth's default thread count
-  int64_t max_length = 128;        // tokenizer truncation length for training and evaluation
+  // Tokenizer truncation length for training and evaluation; unset: what the model and its tokenizer allow
+  // (model_input_limit: the position limit, capped by the tokenizer's model_max_length).
+  std::optional<int64_t> max_length;
   // Head+tail truncation: a text longer than max_length keeps its first truncation_keep_head tokens and
   // fills the rest from its end (the middle dropped). Unset: the end is cut off, as HF does.
   std::optional<int64_t> truncation_keep_head;
