@@ -326,7 +326,7 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   create_optimizer_and_scheduler(run.max_steps);
   reset_state(run);
   if (resume) {
-    const std::string checkpoint = resolve_resume_checkpoint(run_dir_, *resume);
+    const std::string checkpoint = resolve_resume(*resume);
     resume_from(checkpoint);
     run.resumed_rng = load_rng_state(checkpoint + "/rng_state.safetensors");
   }
@@ -334,6 +334,16 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   run.batches_to_skip = (state_.global_step % run.steps_per_epoch) * run.accumulation;
   if (is_main_process()) open_logs(run);
   return run;
+}
+
+std::string Trainer::resolve_resume(const std::string& value) {
+  std::string checkpoint;
+  on_main_process("checking the checkpoint to resume from", [&] {
+    std::vector<std::string> warnings;
+    checkpoint = resolve_resume_checkpoint(run_dir_, value, &warnings);
+    for (const std::string& warning : warnings) console() << "warning: " << warning << "\n";
+  });
+  return comm().broadcast_string(checkpoint, 0, "the checkpoint to resume from");
 }
 
 void Trainer::reset_state(Run& run) {

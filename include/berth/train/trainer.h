@@ -165,6 +165,10 @@ class Trainer {
   void maybe_log_save_evaluate(Run& run);
   bool update_best_metric(const std::map<std::string, double>& metrics);
   std::string save_checkpoint(const Trial* trial);
+  void write_optimizer_state(const std::string& staging, const std::string& step_name);
+  // The checkpoint --resume_from_checkpoint names, checked by rank 0 (its warnings on the console), the
+  // same on every rank.
+  std::string resolve_resume(const std::string& value);
   void resume_from(const std::string& checkpoint_dir);
   void load_model_weights(const std::string& dir);
   void log(LogEntry entry);
