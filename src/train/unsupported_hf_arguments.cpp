@@ -76,7 +76,6 @@ constexpr std::string_view kUnsupported[] = {
     "log_level_replica",
     "log_on_each_node",
     "logging_dir",
-    "logging_nan_inf_filter",
     "lr_scheduler_kwargs",
     "mp_parameters",
     "neftune_noise_alpha",

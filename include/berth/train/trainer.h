@@ -159,6 +159,8 @@ class Trainer {
   void run_epoch(Run& run, int64_t epoch);
   void micro_step(Run& run, const Batch& cpu_batch, bool step_ends);
   void optimizer_step(Run& run, int64_t epoch, int64_t batch_index);
+  std::string first_nonfinite_gradient() const;
+  void check_nonfinite_step(Run& run, bool nonfinite, const std::string& culprit);
   TrainOutput finish_run(Run& run);
   void create_optimizer_and_scheduler(int64_t max_steps);
   void log_memory(int64_t num_params);
