@@ -61,7 +61,7 @@ void Trainer::write_optimizer_state(const std::string& staging, const std::strin
   try {
     std::rethrow_exception(failure);
   } catch (...) {
-    rethrow_as_disk_full(staging, step_name + "'s optimizer state",
+    rethrow_as_disk_full((fs::path(run_dir_) / step_name).string(), step_name + "'s optimizer state",
                          checkpoint_bytes_estimate(model_->module()));
   }
 }
