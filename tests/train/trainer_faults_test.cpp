@@ -214,8 +214,8 @@ TEST(TrainerFaults, NonFiniteGradientsStopTheRunNamingTheStepAndAParameter) {
   expect_contains(
       message, {"training stopped at step 4: the gradients were not finite (nan or inf) for 3 "
                 "optimizer step(s) in a row (steps 2 to 4; max_nonfinite_steps 3), so their "
-                "updates were skipped. At step 4: gradient norm nan, loss not finite, first "
-                "non-finite: the gradient of ",
+                "updates were skipped. At step 4: gradient norm ",
+                ", loss not finite, first non-finite: the gradient of ",
                 "The weights are those after step 1; the last checkpoint is " + dir.file("out/checkpoint-3"),
                 "Fix: lower --learning_rate (it is 1e+30)", "--max_nonfinite_steps (0: never stop)"});
   // Nothing trained on nan: the checkpoints saved during the streak hold step 1's weights, all intact.
