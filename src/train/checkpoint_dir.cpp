@@ -14,6 +14,8 @@
 #include <system_error>
 
 #include "berth/core/error.h"
+#include "berth/train/checkpoint_manifest.h"
+#include "berth/train/disk_full.h"
 
 namespace fs = std::filesystem;
 
@@ -127,7 +129,8 @@ std::vector<std::string> sorted_for_rotation(const std::string& output_dir) {
 std::string checkpoint_dir_name(int64_t step) { return kPrefix + std::to_string(step); }
 
 std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
-                                 const std::function<void(const std::string& tmp_dir)>& write_files) {
+                                 const std::function<void(const std::string& tmp_dir)>& write_files,
+                                 uint64_t expected_bytes) {
   BERTH_CHECK(step >= 0, "a checkpoint's step must be 0 or more, found ", step,
               ". Fix: pass the global step (state.global_step)");
   std::error_code error;
@@ -140,6 +143,7 @@ std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
   std::string aside;
   try {
     write_files(temp);
+    write_checkpoint_manifest(temp);
     fsync_tree(temp);
     if (fs::exists(final_path)) {
       // rename() cannot replace a non-empty directory: move the old one aside (still a .tmp-* name, so a
@@ -153,10 +157,15 @@ std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
     BERTH_CHECK(::rename(temp.c_str(), final_path.c_str()) == 0, final_path, ": cannot move ", temp,
                 " into place (", errno_text(), "). Fix: check the permissions of the output directory");
   } catch (...) {
+    // What this save needs, for a disk-full message: the caller's estimate, what the newest checkpoint
+    // takes, or at least what was written before the failure.
+    const std::optional<std::string> newest = latest_checkpoint(output_dir);
+    const uint64_t needed =
+        std::max({expected_bytes, bytes_on_disk(temp), newest ? bytes_on_disk(*newest) : uint64_t{0}});
     remove_quietly(temp);
     if (!aside.empty() && !fs::exists(final_path)) ::rename(aside.c_str(), final_path.c_str());
     if (!aside.empty()) remove_quietly(aside);
-    throw;
+    rethrow_as_disk_full(final_path, checkpoint_dir_name(step), needed);
   }
   fsync_path(output_dir, true);
   if (!aside.empty()) remove_quietly(aside);
@@ -242,16 +251,41 @@ std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64
   return removed;
 }
 
-std::string resolve_resume_checkpoint(const std::string& output_dir, const std::string& value) {
-  if (value == "latest" || value == "true" || value == "True") {
-    auto latest = latest_checkpoint(output_dir);
-    BERTH_CHECK(
-        latest.has_value(), "--resume_from_checkpoint ", value,
-        ": expected a checkpoint-<step> directory in ", output_dir, ", found none (",
-        describe_contents(output_dir),
-        "). Fix: check --output_dir, pass a checkpoint path, or start without --resume_from_checkpoint");
-    return *latest;
+namespace {
+
+// The newest checkpoint whose files match its manifest; damaged newer ones are skipped with a warning.
+std::string newest_intact_checkpoint(const std::string& output_dir, const std::string& value,
+                                     std::vector<std::string>* warnings) {
+  const auto found = list_checkpoints(output_dir);
+  BERTH_CHECK(
+      !found.empty(), "--resume_from_checkpoint ", value, ": expected a checkpoint-<step> directory in ",
+      output_dir, ", found none (", describe_contents(output_dir),
+      "). Fix: check --output_dir, pass a checkpoint path, or start without --resume_from_checkpoint");
+  std::string damaged;
+  for (auto it = found.rbegin(); it != found.rend(); ++it) {
+    const CheckpointCheck check = check_checkpoint(it->second);
+    if (check.status == CheckpointCheck::Status::Damaged) {
+      damaged += (damaged.empty() ? "" : "; ") + it->second + ": " + check.problem;
+      if (warnings)
+        warnings->push_back("checkpoint " + it->second + " is damaged (" + check.problem +
+                            "): falling back to an older checkpoint");
+      continue;
+    }
+    if (check.status == CheckpointCheck::Status::NoManifest && warnings)
+      warnings->push_back("checkpoint " + it->second + ": " + check.problem + "; resuming from it unchecked");
+    return it->second;
   }
+  BERTH_FAIL("--resume_from_checkpoint ", value, ": every checkpoint in ", output_dir, " is damaged (",
+             damaged,
+             "). Fix: restore a checkpoint from a backup, or start without --resume_from_checkpoint");
+}
+
+}  // namespace
+
+std::string resolve_resume_checkpoint(const std::string& output_dir, const std::string& value,
+                                      std::vector<std::string>* warnings) {
+  if (value == "latest" || value == "true" || value == "True")
+    return newest_intact_checkpoint(output_dir, value, warnings);
   std::error_code error;
   BERTH_CHECK(fs::exists(value, error), "--resume_from_checkpoint ", value,
               ": expected a checkpoint directory, found nothing at that path. Fix: pass an existing "
@@ -262,6 +296,14 @@ std::string resolve_resume_checkpoint(const std::string& output_dir, const std::
               value, ": expected a checkpoint holding trainer_state.json, found none (",
               describe_contents(value),
               "). Fix: pass a complete checkpoint-<step> directory written by the trainer");
+  const CheckpointCheck check = check_checkpoint(value);
+  BERTH_CHECK(
+      check.status != CheckpointCheck::Status::Damaged, "--resume_from_checkpoint ", value,
+      ": the checkpoint is damaged: ", check.problem,
+      ". Fix: resume from an older checkpoint (--resume_from_checkpoint latest takes the newest intact "
+      "one), or restore the file from a backup");
+  if (check.status == CheckpointCheck::Status::NoManifest && warnings)
+    warnings->push_back("checkpoint " + value + ": " + check.problem + "; resuming from it unchecked");
   return value;
 }
 

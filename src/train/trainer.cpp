@@ -70,6 +70,9 @@ struct Trainer::Run {
   int64_t last_logged_step = 0;
   double grad_norm = 0;
   int64_t samples_seen = 0;
+  bool step_loss_finite = true;  // every micro-batch loss of the current step was finite
+  int64_t nonfinite_streak = 0;  // optimizer steps in a row with non-finite gradients
+  int64_t nonfinite_first = 0;   // the first step of that streak
 };
 
 Trainer::Trainer(TrainerOptions options)
@@ -329,7 +332,7 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   create_optimizer_and_scheduler(run.max_steps);
   reset_state(run);
   if (resume) {
-    const std::string checkpoint = resolve_resume_checkpoint(run_dir_, *resume);
+    const std::string checkpoint = resolve_resume(*resume);
     resume_from(checkpoint);
     run.resumed_rng = load_rng_state(checkpoint + "/rng_state.safetensors");
   }
@@ -337,6 +340,16 @@ Trainer::Run Trainer::plan_run(const std::optional<std::string>& resume, const T
   run.batches_to_skip = (state_.global_step % run.steps_per_epoch) * run.accumulation;
   if (is_main_process()) open_logs(run);
   return run;
+}
+
+std::string Trainer::resolve_resume(const std::string& value) {
+  std::string checkpoint;
+  on_main_process("checking the checkpoint to resume from", [&] {
+    std::vector<std::string> warnings;
+    checkpoint = resolve_resume_checkpoint(run_dir_, value, &warnings);
+    for (const std::string& warning : warnings) console() << "warning: " << warning << "\n";
+  });
+  return comm().broadcast_string(checkpoint, 0, "the checkpoint to resume from");
 }
 
 void Trainer::reset_state(Run& run) {
@@ -429,7 +442,16 @@ void Trainer::micro_step(Run& run, const Batch& cpu_batch, bool step_ends) {
   const at::Tensor loss = task.to(at::kFloat) / static_cast<double>(run.accumulation);
   gradient_sync_->reducer().begin_backward(step_ends);
   (loss_scaler_ ? loss * loss_scaler_->scale() : loss).backward();
-  run.step_loss += loss.item<double>();
+  const double micro_loss = loss.item<double>();
+  if (!std::isfinite(micro_loss)) run.step_loss_finite = false;
+  if (std::isfinite(micro_loss) || !args_.logging_nan_inf_filter) {
+    run.step_loss += micro_loss;
+  } else {
+    // HF's logging_nan_inf_filter (Trainer._inner_training_loop): the losses since the last log, averaged
+    // over the steps they span (this one included), stand in for a nan/inf loss.
+    run.step_loss += (run.loss_since_log + run.step_loss) /
+                     static_cast<double>(1 + state_.global_step - run.last_logged_step);
+  }
   run.samples_seen += batch.at("input_ids").size(0);
   state_.total_flos += static_cast<double>(run.flops_per_token * batch_tokens(batch));
   state_.num_input_tokens_seen += batch_tokens(batch);
@@ -441,7 +463,12 @@ void Trainer::optimizer_step(Run& run, int64_t epoch, int64_t batch_index) {
   step_options.lr = scheduler_->lr();
   step_options.max_grad_norm = plan_->max_grad_norm(args_);
   step_options.loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
-  step_options.skip_on_overflow = loss_scaler_ != nullptr;
+  // A non-finite update would make every weight nan: berth skips it, with or without a loss scaler.
+  step_options.skip_on_overflow = true;
+  // The step that may stop the run names its first non-finite gradient, looked up before step() drops them.
+  const bool may_stop =
+      args_.max_nonfinite_steps > 0 && run.nonfinite_streak + 1 >= args_.max_nonfinite_steps;
+  const std::string culprit = may_stop ? first_nonfinite_gradient() : std::string();
   const dist::StepResult stepped = gradient_sync_->optimizer().step(run.params, step_options);
   run.grad_norm = stepped.grad_norm;
   if (loss_scaler_) {
@@ -454,6 +481,8 @@ void Trainer::optimizer_step(Run& run, int64_t epoch, int64_t batch_index) {
       log(entry);
     }
   }
+  // A dynamic loss scaler's overflows are its business (it stops at min_loss_scale); others count.
+  check_nonfinite_step(run, stepped.overflow && !(loss_scaler_ && loss_scaler_->dynamic()), culprit);
   // DeepSpeed leaves the schedule where it was when an overflow skipped the step.
   if (!stepped.overflow) scheduler_->step();
   if (state_.global_step == run.start_step) log_memory(run.num_params);
@@ -471,6 +500,50 @@ void Trainer::optimizer_step(Run& run, int64_t epoch, int64_t batch_index) {
     progress_->update(state_.global_step, state_.epoch, elapsed > 0 ? samples / elapsed : 0.0);
   }
   maybe_log_save_evaluate(run);
+}
+
+// The first parameter whose gradient (else whose value) holds a nan or inf, on this rank.
+std::string Trainer::first_nonfinite_gradient() const {
+  torch::NoGradGuard no_grad;
+  const auto named = model_->module().named_parameters();
+  for (const auto& item : named) {
+    const at::Tensor& grad = item.value().grad();
+    if (grad.defined() && !at::isfinite(grad).all().item<bool>()) return "the gradient of " + item.key();
+  }
+  for (const auto& item : named)
+    if (item.value().numel() > 0 && !at::isfinite(item.value()).all().item<bool>())
+      return item.key() + " itself (its value is not finite)";
+  return "none held by rank " + std::to_string(comm().rank()) +
+         " (under ZeRO another rank holds the gradient shards)";
+}
+
+// Counts optimizer steps in a row whose gradients were not finite (their updates were skipped) and stops
+// the run at max_nonfinite_steps, naming the step and the parameter, instead of training on nan.
+void Trainer::check_nonfinite_step(Run& run, bool nonfinite, const std::string& culprit) {
+  const bool step_loss_finite = run.step_loss_finite;
+  run.step_loss_finite = true;
+  if (!nonfinite) {
+    run.nonfinite_streak = 0;
+    return;
+  }
+  const int64_t step = state_.global_step + 1;
+  if (run.nonfinite_streak++ == 0) run.nonfinite_first = step;
+  if (is_main_process() && progress_)
+    progress_->message("step " + std::to_string(step) + ": the gradients are not finite (norm " +
+                       format_number(run.grad_norm) + "), the update is skipped (" +
+                       std::to_string(run.nonfinite_streak) + " in a row)");
+  if (args_.max_nonfinite_steps == 0 || run.nonfinite_streak < args_.max_nonfinite_steps) return;
+  const std::optional<std::string> last_checkpoint = latest_checkpoint(run_dir_);
+  BERTH_FAIL("training stopped at step ", step, ": the gradients were not finite (nan or inf) for ",
+             run.nonfinite_streak, " optimizer step(s) in a row (steps ", run.nonfinite_first, " to ", step,
+             "; max_nonfinite_steps ", args_.max_nonfinite_steps,
+             "), so their updates were skipped. At step ", step, ": gradient norm ",
+             format_number(run.grad_norm), ", loss ", step_loss_finite ? "finite" : "not finite",
+             ", first non-finite: ", culprit, ". The weights are those after step ", run.nonfinite_first - 1,
+             "; the last checkpoint is ", last_checkpoint.value_or("none"),
+             ". Fix: lower --learning_rate (it is ", format_number(args_.learning_rate),
+             "), warm up (--warmup_ratio 0.1) or clip (--max_grad_norm 1.0), check the training data for "
+             "broken examples, or raise --max_nonfinite_steps (0: never stop)");
 }
 
 // After the last step: the whole model on every rank, the best checkpoint's weights when asked, HF's train

@@ -14,6 +14,7 @@
 #include "berth/optim/lr_scheduler.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/checkpoint_dir.h"
+#include "berth/train/disk_full.h"
 #include "berth/train/loss_scaler.h"
 #include "berth/train/progress_reporter.h"
 #include "berth/train/rng_state.h"
@@ -24,6 +25,48 @@ namespace berth::train {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// What a checkpoint of `model` takes on disk, about: its weights as they are, and AdamW's two fp32 moments
+// for each trainable parameter (ZeRO-3 gathers the model before a save, so every parameter is whole here).
+uint64_t checkpoint_bytes_estimate(torch::nn::Module& model) {
+  uint64_t bytes = 0;
+  for (const auto& p : model.parameters()) {
+    bytes += static_cast<uint64_t>(p.numel() * p.element_size());
+    if (p.requires_grad()) bytes += static_cast<uint64_t>(p.numel()) * 2 * sizeof(float);
+  }
+  for (const auto& b : model.buffers()) bytes += static_cast<uint64_t>(b.numel() * b.element_size());
+  return bytes;
+}
+
+}  // namespace
+
+// Every rank writes the optimizer state it owns into the staging directory; a rank that fails (a full disk)
+// makes every rank stop after rank 0 removed the staging directory, so nothing is left half-written.
+void Trainer::write_optimizer_state(const std::string& staging, const std::string& step_name) {
+  std::exception_ptr failure;
+  try {
+    // save_only_model (HF): no optimizer state; every rank still takes part in the check below.
+    if (!args_.save_only_model) gradient_sync_->optimizer().save_state(staging);
+  } catch (const std::exception&) {
+    failure = std::current_exception();
+  }
+  const double failed_ranks =
+      comm().all_reduce_sum(failure ? 1.0 : 0.0, "every rank's optimizer state written for " + step_name);
+  if (failed_ranks == 0) return;
+  if (is_main_process()) fs::remove_all(staging);
+  if (!failure)
+    BERTH_FAIL("saving ", step_name, ": ", failed_ranks,
+               " other rank(s) could not write their optimizer state, so rank ", comm().rank(),
+               " stops too (their message says why)");
+  try {
+    std::rethrow_exception(failure);
+  } catch (...) {
+    rethrow_as_disk_full((fs::path(run_dir_) / step_name).string(), step_name + "'s optimizer state",
+                         checkpoint_bytes_estimate(model_->module()));
+  }
+}
+
 std::string Trainer::save_checkpoint(const Trial*) {
   const std::string step_name = checkpoint_dir_name(state_.global_step);
   // Every rank writes the optimizer state it owns into a staging directory rank 0 then moves into the
@@ -32,29 +75,34 @@ std::string Trainer::save_checkpoint(const Trial*) {
   on_main_process("creating the staging directory of " + step_name,
                   [&] { staging = create_staging_dir(run_dir_, state_.global_step); });
   staging = comm().broadcast_string(staging, 0, "the staging directory of " + step_name);
-  // save_only_model (HF): the model alone, no optimizer, scheduler or RNG state to resume from.
-  if (!args_.save_only_model) gradient_sync_->optimizer().save_state(staging);
+  write_optimizer_state(staging, step_name);
   gradient_sync_->residency().gather();  // ZeRO-3: the full model, for rank 0 to save
   std::string path;
   try {
-    comm().barrier("every rank's optimizer state written for " + step_name);
     on_main_process("saving " + step_name, [&] {
-      path = write_checkpoint_dir(run_dir_, state_.global_step, [&](const std::string& dir) {
-        move_directory_contents(staging, dir);
-        model_->save_pretrained(dir);
-        if (tokenizer_) save_tokenizer(*tokenizer_, dir);
-        if (!args_.save_only_model) {
-          write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
-          if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
-          save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
-        }
-        args_.save(dir + "/training_args.json");
-        state_.save(dir + "/trainer_state.json");
-        if (checkpoint_hook_) checkpoint_hook_(dir);
-      });
+      const uint64_t expected_bytes = checkpoint_bytes_estimate(model_->module());
+      path = write_checkpoint_dir(
+          run_dir_, state_.global_step,
+          [&](const std::string& dir) {
+            move_directory_contents(staging, dir);
+            model_->save_pretrained(dir);
+            if (tokenizer_) save_tokenizer(*tokenizer_, dir);
+            // save_only_model (HF): the model alone, no optimizer, scheduler or RNG state to resume from.
+            if (!args_.save_only_model) {
+              write_file_atomically(dir + "/scheduler.json", scheduler_->state_json());
+              if (loss_scaler_) write_file_atomically(dir + "/loss_scaler.json", loss_scaler_->state_json());
+              save_rng_state(capture_rng_state(), dir + "/rng_state.safetensors");
+            }
+            args_.save(dir + "/training_args.json");
+            state_.save(dir + "/trainer_state.json");
+            if (checkpoint_hook_) checkpoint_hook_(dir);
+          },
+          expected_bytes);
       rotate_checkpoints(run_dir_, args_.save_total_limit.value_or(0), state_.best_model_checkpoint);
     });
   } catch (...) {
+    std::error_code ignored;
+    if (is_main_process()) fs::remove_all(staging, ignored);  // a failed save leaves no temporary behind
     gradient_sync_->residency().release();
     throw;
   }
@@ -113,9 +161,17 @@ void Trainer::resume_from(const std::string& checkpoint) {
 void Trainer::save_model(const std::string& dir) {
   const std::string target = dir.empty() ? run_dir_ : dir;
   if (!args_.should_save(gradient_sync_->rank(), plan_->process.env.local_rank)) return;
-  model_->save_pretrained(target);
-  if (tokenizer_) save_tokenizer(*tokenizer_, target);
-  args_.save(target + "/training_args.json");
+  try {
+    model_->save_pretrained(target);
+    if (tokenizer_) save_tokenizer(*tokenizer_, target);
+    args_.save(target + "/training_args.json");
+  } catch (...) {
+    // Each file is written atomically: a full disk leaves the old one (or none), never half of one.
+    uint64_t model_bytes = 0;
+    for (const auto& p : model_->module().parameters())
+      model_bytes += static_cast<uint64_t>(p.numel() * p.element_size());
+    rethrow_as_disk_full(target, "the model", model_bytes);
+  }
 }
 
 void Trainer::save_metrics(const std::string& split, const std::map<std::string, double>& metrics) {

@@ -165,6 +165,8 @@ constexpr Field kFields[] = {
     {"logging_first_step", &Args::logging_first_step, "Also log after the first step"},
     {"logging_steps", &Args::logging_steps, "Log every N steps; below 1: a fraction of the total steps",
      StepsValue{}},
+    {"logging_nan_inf_filter", &Args::logging_nan_inf_filter,
+     "A nan/inf step loss is logged as the mean of the losses since the last log (logging only)"},
     {"eval_strategy", &Args::eval_strategy, "When to evaluate: no, steps or epoch", OneOf{kEvalStrategies}},
     {"eval_steps", &Args::eval_steps,
      "Evaluate every N steps with eval_strategy=steps; unset: logging_steps; below 1: a fraction",
@@ -239,6 +241,9 @@ constexpr Field kFields[] = {
      "middle dropped); unset: the end is cut off, as HF does"},
     {"dataloader_prefetch", &Args::dataloader_prefetch, "Batches the data loader prepares ahead",
      Range{.lo = 0, .example = "dataloader_prefetch 2"}},
+    {"max_nonfinite_steps", &Args::max_nonfinite_steps,
+     "Stop after N optimizer steps in a row with nan/inf gradients (each one is skipped); 0: never stop",
+     Range{.lo = 0, .note = "(0: never stop)", .example = "max_nonfinite_steps 10"}},
 };
 
 // Numbers get ranges and steps rules, text fields the rest: checked here, so validate() need not.

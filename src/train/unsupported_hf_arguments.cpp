@@ -60,7 +60,6 @@ constexpr std::string_view kUnsupported[] = {
     "log_level",
     "log_level_replica",
     "log_on_each_node",
-    "logging_nan_inf_filter",
     "neftune_noise_alpha",
     "optim",
     "optim_args",

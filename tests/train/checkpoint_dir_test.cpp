@@ -1,13 +1,16 @@
-// Checkpoint directories: all-or-nothing saves (a throw, a killed process), listing, HF's rotation, resume
-// paths.
+// Checkpoint directories: all-or-nothing saves (a throw, a killed process, a full disk), listing, HF's
+// rotation, resume paths.
 #include "berth/train/checkpoint_dir.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +18,7 @@
 #include <stdexcept>
 
 #include "berth/core/atomic_file.h"
+#include "berth/train/checkpoint_manifest.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
@@ -223,6 +227,42 @@ TEST(CheckpointDir, ANegativeStepIsRefused) {
   expect_contains(
       error_text([&] { write_checkpoint_dir(dir.path().string(), -1, [](const std::string&) {}); }),
       {"0 or more", "-1"});
+}
+
+}  // namespace
+}  // namespace berth::train
+
+namespace berth::train {
+namespace {
+
+// A write that fills the disk (a 96 KB tmpfs, root only) fails naming the checkpoint, the space needed and
+// the space free; the previous checkpoint stays, intact, and no temporary directory is left.
+TEST(CheckpointDir, AFullDiskFailsNamingTheSpaceAndKeepsThePreviousCheckpoint) {
+  TempDir dir;
+  const std::string out = dir.file("small");
+  fs::create_directories(out);
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  if (::mount("tmpfs", out.c_str(), "tmpfs", 0, "size=96k") != 0)
+    GTEST_SKIP() << "mount -t tmpfs failed: " << std::strerror(errno);
+  const auto write = [&](int64_t step) {
+    return write_checkpoint_dir(out, step, [](const std::string& tmp) {
+      write_file_atomically(tmp + "/trainer_state.json", "{}");
+      write_file_atomically(tmp + "/model.safetensors", std::string(50 * 1024, 'w'));
+    });
+  };
+  write(1);
+  const std::string message = error_text([&] { write(2); });
+  const std::vector<std::string> left = names_in(out);
+  const CheckpointCheck first = check_checkpoint(out + "/checkpoint-1");
+  ::umount2(out.c_str(), MNT_DETACH);
+  expect_contains(message,
+                  {out + "/checkpoint-2: the disk is full: saving checkpoint-2 needs about 50.",
+                   " are free on that file system (", "No space left on device",
+                   "Nothing was half-written: earlier checkpoints are intact and no temporary file is "
+                   "left. Fix: free space on that disk, keep fewer checkpoints (--save_total_limit 1), "
+                   "or pass an --output_dir on a disk with more room"});
+  EXPECT_EQ(left, std::vector<std::string>{"checkpoint-1"});
+  EXPECT_EQ(first.status, CheckpointCheck::Status::Intact);
 }
 
 }  // namespace

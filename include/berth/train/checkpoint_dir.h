@@ -18,10 +18,14 @@ std::string checkpoint_dir_name(int64_t step);
 // write_files(tmp_dir) to fill it, fsyncs every file in it and the directory, then renames it to
 // output_dir/checkpoint-<step> and fsyncs output_dir. An existing checkpoint-<step> (a re-save at the same
 // step) is moved aside first and removed after the rename. When write_files throws, the temporary directory
-// is removed and the exception propagates: the checkpoints already there are untouched. Returns the final
-// path. Call it from one process only (rank 0).
+// is removed and the exception propagates: the checkpoints already there are untouched. Before the fsync it
+// writes the checkpoint's manifest (checkpoint_manifest.h: every file's size and CRC-32C). A failure that
+// found the disk full becomes a berth::Error naming the path, the bytes needed (expected_bytes, or the newest
+// checkpoint's size when larger) and the bytes free (disk_full.h). Returns the final path. Call it from one
+// process only (rank 0).
 std::string write_checkpoint_dir(const std::string& output_dir, int64_t step,
-                                 const std::function<void(const std::string& tmp_dir)>& write_files);
+                                 const std::function<void(const std::string& tmp_dir)>& write_files,
+                                 uint64_t expected_bytes = 0);
 
 // Several processes save one checkpoint (ZeRO: each rank its shard). Rank 0 creates a staging directory
 // output_dir/.tmp-checkpoint-<step>-shards-<random>/ (a .tmp-* name: a crash leaves nothing
@@ -54,9 +58,14 @@ std::vector<std::string> remove_stale_temporaries(const std::string& output_dir)
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t save_total_limit,
                                             const std::optional<std::string>& best_checkpoint);
 
-// The checkpoint to resume from. value "latest" (or "true", as HF's CLI takes it) means the newest checkpoint
-// of output_dir (berth::Error naming output_dir and what it holds when there is none); any other value is a
-// checkpoint path, checked to be a directory holding trainer_state.json.
-std::string resolve_resume_checkpoint(const std::string& output_dir, const std::string& value);
+// The checkpoint to resume from, checked against its manifest (check_checkpoint). value "latest" (or "true",
+// as HF's CLI takes it) means the newest intact checkpoint of output_dir: a damaged newer one is skipped with
+// a warning naming it and what differs (berth::Error naming output_dir and what it holds when there is
+// none, or naming every damaged one when none is intact). Any other value is a checkpoint path, checked to be
+// a directory holding trainer_state.json; a damaged one is refused (berth::Error naming the file and what
+// differs). A checkpoint without a manifest (written before berth kept them) is taken with a warning.
+// Warnings are appended to *warnings when given.
+std::string resolve_resume_checkpoint(const std::string& output_dir, const std::string& value,
+                                      std::vector<std::string>* warnings = nullptr);
 
 }  // namespace berth::train

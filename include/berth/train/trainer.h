@@ -171,6 +171,8 @@ class Trainer {
   void run_epoch(Run& run, int64_t epoch);
   void micro_step(Run& run, const Batch& cpu_batch, bool step_ends);
   void optimizer_step(Run& run, int64_t epoch, int64_t batch_index);
+  std::string first_nonfinite_gradient() const;
+  void check_nonfinite_step(Run& run, bool nonfinite, const std::string& culprit);
   TrainOutput finish_run(Run& run);
   void create_optimizer_and_scheduler(int64_t max_steps);
   // HF's compute_loss: LabelSmoother's loss of `logits` against `labels` under label_smoothing_factor
@@ -184,6 +186,10 @@ class Trainer {
   void maybe_log_save_evaluate(Run& run);
   bool update_best_metric(const std::map<std::string, double>& metrics);
   std::string save_checkpoint(const Trial* trial);
+  void write_optimizer_state(const std::string& staging, const std::string& step_name);
+  // The checkpoint --resume_from_checkpoint names, checked by rank 0 (its warnings on the console), the
+  // same on every rank.
+  std::string resolve_resume(const std::string& value);
   void resume_from(const std::string& checkpoint_dir);
   void load_model_weights(const std::string& dir);
   void log(LogEntry entry);

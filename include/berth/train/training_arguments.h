@@ -41,6 +41,8 @@ struct TrainingArguments {
   std::string logging_strategy = "steps";  // no|steps|epoch
   bool logging_first_step = false;
   double logging_steps = 500;
+  // HF: a nan/inf micro-batch loss adds the mean of the losses since the last log instead (logging only).
+  bool logging_nan_inf_filter = true;
   std::string eval_strategy = "no";     // no|steps|epoch (alias: evaluation_strategy)
   std::optional<double> eval_steps;     // unset with eval_strategy=steps: logging_steps, as HF
   bool eval_on_start = false;           // evaluate once before the first step (logged at step 0)
@@ -84,6 +86,10 @@ struct TrainingArguments {
   // fills the rest from its end (the middle dropped). Unset: the end is cut off, as HF does.
   std::optional<int64_t> truncation_keep_head;
   int64_t dataloader_prefetch = 2;  // batches the loader prepares ahead
+  // An optimizer step whose gradients are not finite is skipped (its update would turn the weights into
+  // nan); this many such steps in a row stop the run with an error naming the step and the parameter. 0:
+  // never stop. A dynamic fp16 loss scaler's overflows do not count (it stops at min_loss_scale itself).
+  int64_t max_nonfinite_steps = 10;
 
   // All fields as one JSON object, keys sorted, 2-space indent, unset optionals as null.
   std::string to_json_text() const;
