@@ -283,8 +283,9 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(TextDataset, MissingFileSaysSo) {
-  expect_contains(error_text([] { TextDataset::load("/no/such/file.jsonl"); }),
-                  {"/no/such/file.jsonl: cannot open (No such file or directory)"});
+  expect_contains(
+      error_text([] { TextDataset::load("/no/such/file.jsonl"); }),
+      {"data file /no/such/file.jsonl: expected a file, found nothing at that path. Fix: check the path"});
 }
 
 TEST(ProblemType, HfNamesBothWays) {

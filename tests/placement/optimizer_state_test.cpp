@@ -13,8 +13,8 @@
 
 namespace {
 
-const c10::Device kCpuDevice(c10::kCPU);
-const c10::Device kMetaDevice(c10::kMeta);
+const c10::Device kOptimizerStateCpu(c10::kCPU);
+const c10::Device kOptimizerStateMeta(c10::kMeta);
 
 // fc1 48 B + 16 B, fc2 32 B + 8 B: four parameters, 104 B.
 struct OptimNetImpl : torch::nn::Module {
@@ -62,7 +62,7 @@ TEST(OptimizerState, InspectsAdamStateAfterAStep) {
   EXPECT_EQ(before.params_with_state, 0);
   EXPECT_TRUE(before.tensors.empty());
 
-  optimizer_state_train_step(net, adam, kCpuDevice);
+  optimizer_state_train_step(net, adam, kOptimizerStateCpu);
   const berth::OptimizerStateInspection inspection = berth::inspect_optimizer_state(adam, net.get());
   EXPECT_EQ(inspection.params_with_state, 4);
   ASSERT_EQ(inspection.tensors.size(), 8u);
@@ -82,9 +82,9 @@ TEST(OptimizerState, InspectsAdamStateAfterAStep) {
 TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
   OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  optimizer_state_train_step(net, adam, kCpuDevice);
+  optimizer_state_train_step(net, adam, kOptimizerStateCpu);
   auto& state = state_of<torch::optim::AdamParamState>(adam, net->fc1->weight);
-  state.exp_avg(state.exp_avg().to(kMetaDevice));
+  state.exp_avg(state.exp_avg().to(kOptimizerStateMeta));
 
   const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
   EXPECT_EQ(
@@ -111,9 +111,10 @@ TEST(OptimizerState, CheckNamesStateOnAnotherDeviceThanItsParameter) {
 TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
   OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  optimizer_state_train_step(net, adam, kCpuDevice);
-  berth::place(*net,
-               kMetaDevice);  // the parameters move; Adam's state stays on cpu, as after a careless resume
+  optimizer_state_train_step(net, adam, kOptimizerStateCpu);
+  berth::place(
+      *net,
+      kOptimizerStateMeta);  // the parameters move; Adam's state stays on cpu, as after a careless resume
 
   const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(adam, net.get()); });
   EXPECT_NE(
@@ -124,7 +125,7 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
       std::string::npos)
       << text;
   try {
-    optimizer_state_train_step(net, adam, kMetaDevice);
+    optimizer_state_train_step(net, adam, kOptimizerStateMeta);
     ADD_FAILURE() << "Adam should refuse parameters and state on different devices";
   } catch (const c10::Error& error) {
     const std::string what = error.what_without_backtrace();
@@ -137,14 +138,14 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
   EXPECT_EQ(report.moved_tensors, 8);
   EXPECT_EQ(report.moved_bytes, 208);
   ASSERT_EQ(report.moved_from.size(), 1u);
-  EXPECT_EQ(report.moved_from[0].device, kCpuDevice);
+  EXPECT_EQ(report.moved_from[0].device, kOptimizerStateCpu);
   EXPECT_EQ(report.moved_from[0].first_names[0], "fc1.weight.exp_avg");
   EXPECT_EQ(report.summary(),
             "optimizer state: moved 8 tensors (208 B) to follow their parameters: 8 from cpu");
 
   EXPECT_NO_THROW(berth::check_optimizer_state(adam, net.get()));
   EXPECT_TRUE(state_of<torch::optim::AdamParamState>(adam, net->fc2->bias).exp_avg_sq().is_meta());
-  EXPECT_NO_THROW(optimizer_state_train_step(net, adam, kMetaDevice));
+  EXPECT_NO_THROW(optimizer_state_train_step(net, adam, kOptimizerStateMeta));
 
   const berth::OptimizerStatePlacementReport again = berth::place_optimizer_state(adam);
   EXPECT_EQ(again.moved_tensors, 0);
@@ -154,31 +155,31 @@ TEST(OptimizerState, MoveMakesStateFollowItsParametersAndStepsWorkAgain) {
 TEST(OptimizerState, SgdMomentumBuffers) {
   OptimNet net;
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
-  optimizer_state_train_step(net, sgd, kCpuDevice);
+  optimizer_state_train_step(net, sgd, kOptimizerStateCpu);
   auto& state = state_of<torch::optim::SGDParamState>(sgd, net->fc2->weight);
-  state.momentum_buffer(state.momentum_buffer().to(kMetaDevice));
+  state.momentum_buffer(state.momentum_buffer().to(kOptimizerStateMeta));
   const std::string text = optimizer_placement_error([&] { berth::check_optimizer_state(sgd, net.get()); });
   EXPECT_NE(text.find("  fc2.weight on cpu: momentum_buffer on meta (32 B)\n"), std::string::npos) << text;
 
   state.momentum_buffer(torch::zeros({2, 4}));
-  berth::place(*net, kMetaDevice);
+  berth::place(*net, kOptimizerStateMeta);
   const berth::OptimizerStatePlacementReport report = berth::place_optimizer_state(sgd);
   EXPECT_EQ(report.moved_tensors, 4);
   EXPECT_EQ(report.moved_bytes, 104);
   EXPECT_TRUE(state.momentum_buffer().is_meta());
-  EXPECT_NO_THROW(optimizer_state_train_step(net, sgd, kMetaDevice));
+  EXPECT_NO_THROW(optimizer_state_train_step(net, sgd, kOptimizerStateMeta));
 }
 
 TEST(OptimizerState, StrictChecksWithoutMoving) {
   OptimNet net;
   torch::optim::Adam adam(net->parameters(), 0.01);
-  optimizer_state_train_step(net, adam, kCpuDevice);
+  optimizer_state_train_step(net, adam, kOptimizerStateCpu);
   const berth::OptimizerStatePlacementReport ok =
       berth::place_optimizer_state(adam, berth::PlacementPolicy::Strict);
   EXPECT_EQ(ok.state_tensors, 8);
   EXPECT_EQ(ok.moved_tensors, 0);
 
-  berth::place(*net, kMetaDevice);
+  berth::place(*net, kOptimizerStateMeta);
   const std::string text =
       optimizer_placement_error([&] { berth::place_optimizer_state(adam, berth::PlacementPolicy::Strict); });
   EXPECT_NE(text.find("8 state tensors (of 4 parameters) are on another device"), std::string::npos) << text;
@@ -189,14 +190,14 @@ TEST(OptimizerState, FindsTheTensorsOfEveryKnownOptimizer) {
   {
     OptimNet net;
     torch::optim::AdamW adamw(net->parameters(), torch::optim::AdamWOptions(0.01).amsgrad(true));
-    optimizer_state_train_step(net, adamw, kCpuDevice);
+    optimizer_state_train_step(net, adamw, kOptimizerStateCpu);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(adamw, net.get()), "fc1.bias"),
               (std::vector<std::string>{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}));
   }
   {
     OptimNet net;
     torch::optim::Adagrad adagrad(net->parameters(), 0.01);
-    optimizer_state_train_step(net, adagrad, kCpuDevice);
+    optimizer_state_train_step(net, adagrad, kOptimizerStateCpu);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(adagrad, net.get()), "fc1.bias"),
               std::vector<std::string>{"sum"});
   }
@@ -204,10 +205,10 @@ TEST(OptimizerState, FindsTheTensorsOfEveryKnownOptimizer) {
     OptimNet net;
     torch::optim::RMSprop rmsprop(net->parameters(),
                                   torch::optim::RMSpropOptions(0.01).momentum(0.9).centered(true));
-    optimizer_state_train_step(net, rmsprop, kCpuDevice);
+    optimizer_state_train_step(net, rmsprop, kOptimizerStateCpu);
     EXPECT_EQ(state_names_of(berth::inspect_optimizer_state(rmsprop, net.get()), "fc1.bias"),
               (std::vector<std::string>{"square_avg", "momentum_buffer", "grad_avg"}));
-    berth::place(*net, kMetaDevice);
+    berth::place(*net, kOptimizerStateMeta);
     EXPECT_EQ(berth::place_optimizer_state(rmsprop).moved_tensors, 12);
   }
 }
@@ -229,7 +230,7 @@ TEST(OptimizerState, UnknownStateTypesAreReportedAndLeftAlone) {
   EXPECT_NE(inspection.unknown_states[0].find("CustomState"), std::string::npos)
       << inspection.unknown_states[0];
 
-  berth::place(*net, kMetaDevice);
+  berth::place(*net, kOptimizerStateMeta);
   EXPECT_NO_THROW(berth::check_optimizer_state(sgd, net.get()));
   const berth::OptimizerStatePlacementReport report =
       berth::place_optimizer_state(sgd, berth::PlacementPolicy::Move);

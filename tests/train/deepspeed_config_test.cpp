@@ -390,7 +390,8 @@ TEST(DeepSpeedConfigTest, UnsupportedOptimizersAndSchedulersAreErrors) {
                   {"ds.json is not valid JSON"});
   expect_contains(
       error_text([] { resolve_deepspeed_config("/nonexistent/ds.json", TrainingArguments{}, 1); }),
-      {"cannot read the DeepSpeed config /nonexistent/ds.json"});
+      {"--deepspeed config /nonexistent/ds.json: expected a file, found nothing at that path. Fix: check the "
+       "path"});
 }
 
 // Settings that would change the arithmetic are refused, not dropped among the unknown keys; their
