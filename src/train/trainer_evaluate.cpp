@@ -77,9 +77,8 @@ void add_speed_metrics(PredictionOutput& output, const std::string& prefix, deta
   output.metrics[prefix + "_steps_per_second"] = runtime > 0 ? static_cast<double>(batches) / runtime : 0.0;
 }
 
-// Every rank's logits in dataset order. Per-token logits, (B, T_b, C) per batch, are padded to the dataset's
-// longest row with -100 as HF's evaluation loop pads them across batches (nested_concat's padding_index):
-// (N, T, C); otherwise (N, C).
+// Every rank's logits in dataset order: (N, C), or per-token logits padded to the dataset's longest row
+// (gather_token_logits): (N, T, C).
 at::Tensor gather_logits(dist::Communicator& comm, const std::vector<size_t>& my_rows,
                          const std::vector<at::Tensor>& logits, const data::TokenizedDataset& dataset,
                          int64_t num_labels) {
@@ -89,15 +88,7 @@ at::Tensor gather_logits(dist::Communicator& comm, const std::vector<size_t>& my
                              rows, num_labels);
   int64_t length = 0;
   for (const auto& e : dataset.encodings()) length = std::max(length, static_cast<int64_t>(e.ids.size()));
-  const int64_t classes = logits.front().size(2);
-  std::vector<at::Tensor> padded;
-  for (const at::Tensor& batch : logits) {
-    at::Tensor full = at::full({batch.size(0), length, classes}, -100.0f, batch.options());
-    full.narrow(1, 0, batch.size(1)).copy_(batch);
-    padded.push_back(full.reshape({batch.size(0), length * classes}));
-  }
-  return dist::gather_rows(comm, my_rows, at::cat(padded), rows, length * classes)
-      .reshape({rows, length, classes});
+  return detail::gather_token_logits(comm, my_rows, logits, rows, length, logits.front().size(2));
 }
 
 }  // namespace
@@ -215,6 +206,19 @@ std::vector<size_t> eval_rows(const data::DataLoaderOptions& options, size_t dat
   share.world_size = options.world_size;
   share.shuffle = false;
   return data::DistributedSampler(dataset_size, share).indices();
+}
+
+at::Tensor gather_token_logits(dist::Communicator& comm, const std::vector<size_t>& my_rows,
+                               const std::vector<at::Tensor>& batches, int64_t rows, int64_t length,
+                               int64_t classes) {
+  std::vector<at::Tensor> padded;  // each (B, length * classes)
+  for (const at::Tensor& batch : batches) {
+    const at::Tensor full = at::constant_pad_nd(batch, {0, 0, 0, length - batch.size(1)}, -100);
+    padded.push_back(full.reshape({full.size(0), length * classes}));
+  }
+  return dist::gather_rows(comm, my_rows, padded.empty() ? at::empty({0, length * classes}) : at::cat(padded),
+                           rows, length * classes)
+      .reshape({rows, length, classes});
 }
 
 }  // namespace detail

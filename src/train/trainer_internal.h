@@ -1,6 +1,8 @@
 // Small helpers the Trainer's source files share.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -11,6 +13,9 @@
 
 namespace berth::data {
 struct DataLoaderOptions;
+}
+namespace berth::dist {
+class Communicator;
 }
 
 namespace berth::train::detail {
@@ -42,5 +47,12 @@ inline std::string format_number(double value) {
 // This rank's rows of an evaluation: the sampler's, unshuffled, padded to equal counts
 // (trainer_evaluate.cpp).
 std::vector<size_t> eval_rows(const data::DataLoaderOptions& options, size_t dataset_size);
+
+// Every rank's per-token logits in dataset order: this rank's batches, (B, T_b, classes) each, padded to
+// `length` with -100 as HF's evaluation loop pads them across batches (nested_concat's padding_index), then
+// gathered: (rows, length, classes) (trainer_evaluate.cpp).
+at::Tensor gather_token_logits(dist::Communicator& comm, const std::vector<size_t>& my_rows,
+                               const std::vector<at::Tensor>& batches, int64_t rows, int64_t length,
+                               int64_t classes);
 
 }  // namespace berth::train::detail

@@ -4,7 +4,6 @@
 
 #include "berth/data/data_loader.h"
 #include "berth/data/word_tag_dataset.h"
-#include "berth/dist/gather_rows.h"
 #include "berth/placement/place.h"
 #include "berth/train/mixed_precision.h"
 #include "berth/train/seqeval_metrics.h"
@@ -35,23 +34,18 @@ PredictionOutput Trainer::predict_tokens(const data::TokenizedDataset& dataset, 
   data::DataLoader loader(dataset, options);
   model_->module().eval();
   torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> logits;  // each (B, length * classes)
+  std::vector<at::Tensor> logits;  // each (B, T_b, classes)
   int64_t batches = 0;
   for (const Batch& cpu_batch : loader) {
     Batch inputs = place_batch(cpu_batch, device_, PlacementPolicy::Move);
     inputs.erase("labels");  // the loss comes from the gathered logits below
     const AutocastGuard autocast(precision_.precision, device_.type());
-    const at::Tensor out = model_->forward_batch(inputs).logits.detach().to(at::kCPU).to(at::kFloat);
-    const at::Tensor padded = at::constant_pad_nd(out, {0, 0, 0, length - out.size(1)}, -100);
-    logits.push_back(padded.reshape({padded.size(0), length * classes}));
+    logits.push_back(model_->forward_batch(inputs).logits.detach().to(at::kCPU).to(at::kFloat));
     ++batches;
   }
   PredictionOutput output;
   const auto rows = static_cast<int64_t>(dataset.size());
-  output.logits =
-      dist::gather_rows(comm(), my_rows, logits.empty() ? at::empty({0, length * classes}) : at::cat(logits),
-                        rows, length * classes)
-          .reshape({rows, length, classes});
+  output.logits = detail::gather_token_logits(comm(), my_rows, logits, rows, length, classes);
   output.predictions = output.logits.argmax(-1);
   if (dataset.labels().defined()) {
     std::vector<size_t> all(dataset.size());
