@@ -139,7 +139,10 @@ CheckpointingTrainRun checkpointing_train(const std::string& dir, bool on, const
   if (!kwargs.empty()) args.gradient_checkpointing_kwargs = kwargs;
   TrainerOptions options;
   options.args = args;
-  options.model = BertForSequenceClassification(berth::testing::tiny_config(0.1)).ptr();
+  // model_init: the Trainer seeds before building, so both runs start from the same weights.
+  options.model_init = [](const Trial*) {
+    return std::shared_ptr<TaskModel>(BertForSequenceClassification(berth::testing::tiny_config(0.1)).ptr());
+  };
   options.train_dataset = berth::testing::synthetic_dataset(60, 1);
   std::ostringstream console;
   options.console = &console;
