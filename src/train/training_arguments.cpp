@@ -234,7 +234,7 @@ void check_checkpointing_names_agree(const Json& root, const std::string& source
     BERTH_CHECK(old_value.is_null() || new_value.is_null() || old_value == new_value, source, ": \"",
                 old_name, "\" is ", old_value.dump(), " but \"", new_name, "\" is ", new_value.dump(),
                 ", and they are one setting (", old_name,
-                " is its older name). Fix: give both the same value, ", "or remove \"", old_name, "\"");
+                " is its older name). Fix: give both the same value, or remove \"", old_name, "\"");
   }
 }
 
