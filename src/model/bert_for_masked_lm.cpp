@@ -105,6 +105,11 @@ std::vector<std::string> BertForMaskedLmImpl::hook_blocks() const {
   return blocks;
 }
 
+void BertForMaskedLmImpl::set_gradient_checkpointing(const GradientCheckpointing& how) {
+  TaskModel::set_gradient_checkpointing(how);
+  bert->gradient_checkpointing = how;
+}
+
 void BertForMaskedLmImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
   bert->set_layer_hooks(hooks, "bert.");
   hooks_ = std::move(hooks);

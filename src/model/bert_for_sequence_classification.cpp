@@ -40,6 +40,11 @@ SequenceClassifierOutput BertForSequenceClassificationImpl::forward(const at::Te
   return {logits, loss(logits, labels)};
 }
 
+void BertForSequenceClassificationImpl::set_gradient_checkpointing(const GradientCheckpointing& how) {
+  TaskModel::set_gradient_checkpointing(how);
+  bert->gradient_checkpointing = how;
+}
+
 void BertForSequenceClassificationImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) {
   bert->set_layer_hooks(hooks, "bert.");
   hooks_ = std::move(hooks);

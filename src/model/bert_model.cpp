@@ -6,6 +6,7 @@
 #include "berth/kernels/dropout.h"
 #include "berth/kernels/fused.h"
 #include "berth/kernels/residual_layer_norm.h"
+#include "berth/model/activation_checkpoint.h"
 #include "berth/placement/batch_check.h"
 #include "berth/placement/inspect.h"
 
@@ -293,22 +294,25 @@ BertModelOutput BertModelImpl::forward(const at::Tensor& input_ids, const at::Te
   at::Tensor mask = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
   at::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
   at::Tensor extended = extended_attention_mask(mask, weight.scalar_type());
-  if (!hooks_) {
+  if (!hooks_ && !gradient_checkpointing.enabled) {
     at::Tensor hidden = encoder(embeddings(input_ids, types), extended);
     return {hidden, pooler ? pooler(hidden) : at::Tensor()};
   }
-  // With hooks the encoder's layers run one by one here, so each can be wrapped.
-  LayerHooks& hooks = *hooks_;
-  const std::string& first = hook_blocks_.front();
-  at::Tensor hidden = hooks.after_forward(first, embeddings(hooks.before_forward(first, input_ids), types));
+  // With hooks or checkpointing the encoder's layers run one by one here, so each can be wrapped.
+  LayerHooks* hooks = hooks_.get();
+  auto block_name = [&](size_t i) { return hooks ? hook_blocks_[i] : std::string(); };
+  at::Tensor hidden = run_hook_block(hooks, block_name(0), input_ids,
+                                     [&](const at::Tensor& ids) { return embeddings(ids, types); });
   for (size_t i = 0; i < encoder->layer->size(); ++i) {
-    const std::string& block = hook_blocks_[i + 1];
-    hidden = hooks.before_forward(block, hidden);
-    hidden = hooks.after_forward(block, encoder->layer[i]->as<BertLayerImpl>()->forward(hidden, extended));
+    auto* layer = encoder->layer[i]->as<BertLayerImpl>();
+    hidden = run_layer_block(
+        hooks, block_name(i + 1), *layer, hidden,
+        [layer, extended](const at::Tensor& x) { return layer->forward(x, extended); },
+        gradient_checkpointing.layer(i) && is_training());
   }
   if (!pooler) return {hidden, at::Tensor()};
-  const std::string& last = hook_blocks_.back();
-  return {hidden, hooks.after_forward(last, pooler(hooks.before_forward(last, hidden)))};
+  return {hidden, run_hook_block(hooks, block_name(encoder->layer->size() + 1), hidden,
+                                 [&](const at::Tensor& x) { return pooler(x); })};
 }
 
 void BertModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks, const std::string& prefix) {

@@ -37,8 +37,8 @@ at::Tensor BertTokenTaskModel::compute_logits(const at::Tensor& input_ids, const
                                 [&](const at::Tensor& ids) { return bert->embeddings(ids, types); });
   for (size_t i = 0; i < bert->encoder->layer->size(); ++i) {
     auto* layer = bert->encoder->layer[i]->as<BertLayerImpl>();
-    hidden = run_block("bert.encoder.layer." + std::to_string(i), hidden,
-                       [&](const at::Tensor& x) { return layer->forward(x, extended); });
+    hidden = run_layer(i, "bert.encoder.layer." + std::to_string(i), *layer, hidden,
+                       [layer, extended](const at::Tensor& x) { return layer->forward(x, extended); });
   }
   return run_block(head_block, hidden,
                    [&](const at::Tensor& x) { return linear_as_python(head, dropout ? dropout(x) : x); });

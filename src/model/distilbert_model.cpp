@@ -178,8 +178,8 @@ at::Tensor DistilBertTaskModel::compute_logits(const at::Tensor& input_ids, cons
                                 [&](const at::Tensor& ids) { return distilbert->embeddings(ids); });
   for (size_t i = 0; i < distilbert->transformer->layer->size(); ++i) {
     auto* block = distilbert->transformer->layer[i]->as<DistilBertBlockImpl>();
-    hidden = run_block("distilbert.transformer.layer." + std::to_string(i), hidden,
-                       [&](const at::Tensor& x) { return block->forward(x, extended); });
+    hidden = run_layer(i, "distilbert.transformer.layer." + std::to_string(i), *block, hidden,
+                       [block, extended](const at::Tensor& x) { return block->forward(x, extended); });
   }
   auto linear_block = [&](const char* name, torch::nn::Linear& layer, const at::Tensor& x) {
     return run_block(name, x, [&](const at::Tensor& in) { return linear_as_python(layer, in); });

@@ -94,8 +94,8 @@ at::Tensor ElectraTaskModel::compute_logits(const at::Tensor& input_ids, const a
   }
   for (size_t i = 0; i < electra->encoder->layer->size(); ++i) {
     auto* layer = electra->encoder->layer[i]->as<BertLayerImpl>();
-    hidden = run_block("electra.encoder.layer." + std::to_string(i), hidden,
-                       [&](const at::Tensor& x) { return layer->forward(x, extended); });
+    hidden = run_layer(i, "electra.encoder.layer." + std::to_string(i), *layer, hidden,
+                       [layer, extended](const at::Tensor& x) { return layer->forward(x, extended); });
   }
   switch (task()) {
     case ModelTask::SequenceClassification:

@@ -171,6 +171,13 @@ at::Tensor EncoderTaskModel::run_block(const std::string& block, const at::Tenso
   return hooks_->after_forward(block, fn(hooks_->before_forward(block, input)));
 }
 
+at::Tensor EncoderTaskModel::run_layer(size_t index, const std::string& block, torch::nn::Module& layer,
+                                       const at::Tensor& input, const BlockForward& fn) {
+  const bool hooked = hooks_ && std::find(blocks_.begin(), blocks_.end(), block) != blocks_.end();
+  return run_layer_block(hooked ? hooks_.get() : nullptr, block, layer, input, fn,
+                         gradient_checkpointing().layer(index) && is_training());
+}
+
 at::Tensor EncoderTaskModel::run_tied_decoder(const at::Tensor& input,
                                               const std::function<at::Tensor(const at::Tensor&)>& fn) {
   return run_block(word_embeddings_block_, input, fn);

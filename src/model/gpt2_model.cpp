@@ -3,6 +3,7 @@
 #include "berth/model/gpt2_model.h"
 
 #include "berth/core/error.h"
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/decoder_heads.h"
 #include "berth/model/sequence_classification_loss.h"
 #include "berth/placement/batch_check.h"
@@ -149,8 +150,11 @@ at::Tensor GPT2ModelImpl::forward(const at::Tensor& input_ids, const at::Tensor&
       causal_attention_mask(attention_mask, batch, length, embeds.scalar_type(), embeds.device());
   hidden = drop(hidden);
   for (size_t i = 0; i < h->size(); ++i) {
-    hidden = run_hook_block(hooks, "transformer.h." + std::to_string(i), hidden,
-                            [&](const at::Tensor& x) { return h[i]->as<GPT2BlockImpl>()->forward(x, mask); });
+    auto* block = h[i]->as<GPT2BlockImpl>();
+    hidden = run_layer_block(
+        hooks, "transformer.h." + std::to_string(i), *block, hidden,
+        [block, mask](const at::Tensor& x) { return block->forward(x, mask); },
+        gradient_checkpointing.layer(i) && is_training());
   }
   return run_hook_block(hooks, "transformer.ln_f", hidden, [&](const at::Tensor& x) { return ln_f(x); });
 }
@@ -238,6 +242,11 @@ std::vector<std::string> GPT2TaskModelImpl::hook_blocks() const {
 }
 
 void GPT2TaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
+
+void GPT2TaskModelImpl::set_gradient_checkpointing(const GradientCheckpointing& how) {
+  TaskModel::set_gradient_checkpointing(how);
+  transformer->gradient_checkpointing = how;
+}
 
 void init_gpt2_weights(torch::nn::Module& module, const GPT2Settings& settings,
                        std::optional<uint64_t> seed) {

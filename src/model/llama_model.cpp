@@ -4,6 +4,7 @@
 #include "berth/model/llama_model.h"
 
 #include "berth/core/error.h"
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/decoder_heads.h"
 #include "berth/model/sequence_classification_loss.h"
 #include "berth/placement/batch_check.h"
@@ -182,9 +183,11 @@ at::Tensor LlamaModelImpl::forward(const at::Tensor& input_ids, const at::Tensor
                                           hidden.device(), settings.sliding_window);
   const RotaryCosSin cos_sin = rotary.forward(length, hidden.scalar_type(), hidden.device());
   for (size_t i = 0; i < layers->size(); ++i) {
-    hidden = run_hook_block(hooks, "model.layers." + std::to_string(i), hidden, [&](const at::Tensor& x) {
-      return layers[i]->as<LlamaDecoderLayerImpl>()->forward(x, mask, cos_sin);
-    });
+    auto* layer = layers[i]->as<LlamaDecoderLayerImpl>();
+    hidden = run_layer_block(
+        hooks, "model.layers." + std::to_string(i), *layer, hidden,
+        [layer, mask, cos_sin](const at::Tensor& x) { return layer->forward(x, mask, cos_sin); },
+        gradient_checkpointing.layer(i) && is_training());
   }
   return run_hook_block(hooks, "model.norm", hidden, [&](const at::Tensor& x) { return norm(x); });
 }
@@ -271,6 +274,11 @@ std::vector<std::string> LlamaTaskModelImpl::hook_blocks() const {
 }
 
 void LlamaTaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
+
+void LlamaTaskModelImpl::set_gradient_checkpointing(const GradientCheckpointing& how) {
+  TaskModel::set_gradient_checkpointing(how);
+  model->gradient_checkpointing = how;
+}
 
 std::string llama_architecture(const LlamaSettings& settings, ModelTask task) {
   return settings.class_prefix + (task == ModelTask::CausalLM ? "ForCausalLM" : "ForSequenceClassification");

@@ -383,9 +383,11 @@ at::Tensor ModernBertTaskModel::run_layers(const at::Tensor& embedded, const at:
   for (size_t i = 0; i < model->layers->size(); ++i) {
     auto* layer = model->layers[i]->as<ModernBertEncoderLayerImpl>();
     const bool sliding = shape.sliding[i];
-    hidden = run_block("model.layers." + std::to_string(i), hidden, [&](const at::Tensor& x) {
-      return layer->forward(x, sliding ? local_mask : global_mask, sliding ? local : global);
-    });
+    const at::Tensor& layer_mask = sliding ? local_mask : global_mask;
+    const RotaryCosSin& rotary = sliding ? local : global;
+    hidden = run_layer(
+        i, "model.layers." + std::to_string(i), *layer, hidden,
+        [layer, layer_mask, rotary](const at::Tensor& x) { return layer->forward(x, layer_mask, rotary); });
   }
   return run_block("model.final_norm", hidden, [&](const at::Tensor& x) { return model->final_norm(x); });
 }

@@ -115,8 +115,8 @@ at::Tensor RobertaTaskModel::compute_logits(const at::Tensor& input_ids, const a
                                 [&](const at::Tensor& ids) { return roberta->embeddings(ids, types); });
   for (size_t i = 0; i < roberta->encoder->layer->size(); ++i) {
     auto* layer = roberta->encoder->layer[i]->as<BertLayerImpl>();
-    hidden = run_block("roberta.encoder.layer." + std::to_string(i), hidden,
-                       [&](const at::Tensor& x) { return layer->forward(x, extended); });
+    hidden = run_layer(i, "roberta.encoder.layer." + std::to_string(i), *layer, hidden,
+                       [layer, extended](const at::Tensor& x) { return layer->forward(x, extended); });
   }
   return run_block(head_block, hidden, [&](const at::Tensor& x) {
     switch (task()) {

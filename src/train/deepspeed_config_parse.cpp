@@ -368,6 +368,29 @@ void parse_data_types(const Json& node, const std::string& source, std::vector<s
   block.collect_unknown(unknown);
 }
 
+// "activation_checkpointing": as in HF + DeepSpeed, it configures the checkpointing that
+// gradient_checkpointing turns on, and turns nothing on itself. Partitioning the saved inputs across model-
+// parallel ranks and moving them to host memory are refused (berth keeps each layer's input on its device);
+// the rest shape DeepSpeed's buffers and timing only, so berth's recomputation is what they ask for.
+void parse_activation_checkpointing(const Json& node, const std::string& source,
+                                    std::vector<std::string>& unknown) {
+  Block block(node, "activation_checkpointing", source);
+  BERTH_CHECK(!block.boolean("partition_activations").value_or(false), source,
+              ": \"activation_checkpointing.partition_activations\" true splits each saved layer input "
+              "across model-parallel ranks, which berth does not have. Fix: \"partition_activations\": "
+              "false, or remove it (with gradient_checkpointing, berth keeps one input per layer)");
+  BERTH_CHECK(!block.boolean("cpu_checkpointing").value_or(false), source,
+              ": \"activation_checkpointing.cpu_checkpointing\" true moves the saved layer inputs to host "
+              "memory, which berth does not do. Fix: \"cpu_checkpointing\": false, or remove it");
+  block.boolean("contiguous_memory_optimization");  // DeepSpeed's buffer layout for the saved inputs
+  if (auto count = block.integer("number_checkpoints"))
+    BERTH_CHECK(*count >= 1, source, ": \"activation_checkpointing.number_checkpoints\" must be >= 1, found ",
+                *count, ". Fix: the number of layers, or remove it");
+  block.boolean("synchronize_checkpoint_boundary");  // a device synchronisation around each recomputation
+  block.boolean("profile");                          // DeepSpeed's timers
+  block.collect_unknown(unknown);
+}
+
 // The values as written into the config, without TrainingArguments: "auto" precision stays off, "auto"
 // and absent batch sizes 0, optimizer params at DeepSpeed's defaults.
 void fill_written_values(WrittenDeepSpeedConfig& written) {
@@ -412,6 +435,8 @@ WrittenDeepSpeedConfig parse_written_deepspeed_config(const std::string& json_te
   if (const Json* node = block.find("optimizer")) parse_optimizer(*node, source, written, unknown);
   if (const Json* node = block.find("scheduler")) parse_scheduler(*node, source, written, unknown);
   if (const Json* node = block.find("data_types")) parse_data_types(*node, source, unknown);
+  if (const Json* node = block.find("activation_checkpointing"))
+    parse_activation_checkpointing(*node, source, unknown);
 
   block.collect_unknown(unknown);
   std::sort(unknown.begin(), unknown.end());

@@ -237,6 +237,13 @@ TrainOutput Trainer::train_once(const std::optional<std::string>& resume, const 
   run.start = Clock::now();
   run.start_step = run.last_logged_step = state_.global_step;
   model_->module().train();
+  // HF's Trainer turns activation checkpointing on (or leaves it off) at the start of train().
+  BERTH_CHECK(
+      !args_.gradient_checkpointing || model_->supports_gradient_checkpointing(),
+      "gradient_checkpointing is on, but the model (", model_->info().architecture,
+      ") does not checkpoint its layers: only berth's model families do. Fix: turn gradient_checkpointing "
+      "off for this model, or implement TaskModel::set_gradient_checkpointing for it");
+  model_->set_gradient_checkpointing({args_.gradient_checkpointing, args_.checkpoint_every_n_layers()});
   for (int64_t epoch = run.epochs_trained; epoch < run.num_epochs && !control_.should_training_stop; ++epoch)
     run_epoch(run, epoch);
   return finish_run(run);

@@ -61,6 +61,40 @@ void check_lr_scheduler_kwargs(std::string_view name, const std::string& value) 
   check_parses(name, [&] { optim::check_scheduler_kwargs_json(value); });
 }
 
+// HF's activation_checkpointing_kwargs: every_n_layers and offload for activation_checkpointing_enable, the
+// rest for torch.utils.checkpoint. use_reentrant picks torch's implementation, not the numbers, so either
+// value gives berth's one recomputation; berth always restores the generators (preserve_rng_state), so
+// dropout draws the forward's masks again.
+void check_gradient_checkpointing_kwargs(std::string_view name, const std::string& value) {
+  const char* example = "'{\"use_reentrant\": false, \"every_n_layers\": 2}'";
+  Json kwargs;
+  try {
+    kwargs = Json::parse(value);
+  } catch (const Json::exception&) {
+    BERTH_FAIL("training argument ", name, " must be a JSON object, found '", value, "'. Fix: e.g. ", name,
+               " ", example);
+  }
+  if (kwargs.is_null()) return;
+  BERTH_CHECK(kwargs.is_object(), "training argument ", name, " must be a JSON object, found '", value,
+              "'. Fix: e.g. ", name, " ", example);
+  for (const auto& [key, item] : kwargs.items()) {
+    if (item.is_null() || (key == "use_reentrant" && item.is_boolean()) ||
+        (key == "preserve_rng_state" && item == true) || (key == "offload" && item == false))
+      continue;
+    if (key == "every_n_layers") {
+      BERTH_CHECK(item.is_number_integer() && item.get<int64_t>() >= 1, "training argument ", name,
+                  ": \"every_n_layers\" must be a whole number >= 1, found ", item.dump(),
+                  ". Fix: e.g. \"every_n_layers\": 2 (1: every layer)");
+      continue;
+    }
+    BERTH_FAIL(
+        "training argument ", name, ": berth takes use_reentrant (true or false: the same recomputation ",
+        "and results), every_n_layers, preserve_rng_state true and offload false, found \"", key,
+        "\": ", item.dump(), ". Fix: remove it (berth always restores the random generators, so dropout ",
+        "is redrawn as in the forward, and keeps each layer's saved input on its device)");
+  }
+}
+
 void check_device(std::string_view name, const std::string& value) {
   check_parses(name, [&] { parse_device(value); });
 }
@@ -131,6 +165,18 @@ constexpr Field kFields[] = {
     {"gradient_accumulation_steps", &Args::gradient_accumulation_steps,
      "Batches whose gradients add up to one optimizer step",
      Range{.lo = 1, .example = "gradient_accumulation_steps 8"}},
+    {"activation_checkpointing", &Args::gradient_checkpointing,
+     "Recompute each transformer layer in backward instead of keeping its activations: less memory, more "
+     "compute (alias: gradient_checkpointing)"},
+    {"activation_checkpointing_kwargs", &Args::gradient_checkpointing_kwargs,
+     "Checkpointing options as a JSON object: every_n_layers N (layers 0, N, 2N, ...), use_reentrant true or "
+     "false (the same recomputation and results in berth), preserve_rng_state true, offload false",
+     Checked{check_gradient_checkpointing_kwargs}},
+    {"gradient_checkpointing", &Args::gradient_checkpointing,
+     "HF's older name of activation_checkpointing (the same setting)"},
+    {"gradient_checkpointing_kwargs", &Args::gradient_checkpointing_kwargs,
+     "HF's older name of activation_checkpointing_kwargs (the same setting)",
+     Checked{check_gradient_checkpointing_kwargs}},
     {"learning_rate", &Args::learning_rate, "Peak learning rate of AdamW",
      Range{.lo = 0,
            .hi_open = true,

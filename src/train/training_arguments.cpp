@@ -171,6 +171,11 @@ bool merge_hf_spelling(Args& args, const std::string& key, const Json& value, co
     args.lr_scheduler_kwargs = value.dump();
     return true;
   }
+  if ((key == "gradient_checkpointing_kwargs" || key == "activation_checkpointing_kwargs") &&
+      value.is_object()) {
+    args.gradient_checkpointing_kwargs = value.dump();
+    return true;
+  }
   // transformers 5 writes fsdp as null when off, and as true with its options moved to fsdp_config.
   if (key == "fsdp" && (value.is_null() || value == false)) {
     args.fsdp.clear();
@@ -214,6 +219,23 @@ void drop_foreign_integrations(Args& args, const std::string& source, std::vecto
     warnings->push_back(source + ": report_to " + text::join(dropped, ", ") +
                         " ignored (berth has no such integration); reporting to " +
                         text::join(args.report_to, ", "));
+}
+
+// transformers 5 renamed gradient_checkpointing(_kwargs) to activation_checkpointing(_kwargs) and writes
+// both, equal; a file whose two names disagree would mean one thing to HF (the new name wins when set) and be
+// a guess here.
+void check_checkpointing_names_agree(const Json& root, const std::string& source) {
+  for (const char* suffix : {"", "_kwargs"}) {
+    const std::string old_name = std::string("gradient_checkpointing") + suffix;
+    const std::string new_name = std::string("activation_checkpointing") + suffix;
+    if (!root.contains(old_name) || !root.contains(new_name)) continue;
+    const Json& old_value = root.at(old_name);
+    const Json& new_value = root.at(new_name);
+    BERTH_CHECK(old_value.is_null() || new_value.is_null() || old_value == new_value, source, ": \"",
+                old_name, "\" is ", old_value.dump(), " but \"", new_name, "\" is ", new_value.dump(),
+                ", and they are one setting (", old_name,
+                " is its older name). Fix: give both the same value, or remove \"", old_name, "\"");
+  }
 }
 
 }  // namespace
@@ -277,6 +299,7 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
   }
   BERTH_CHECK(root.is_object(), source, " must hold one JSON object of training arguments, found ",
               root.type_name(), ". Fix: e.g. {\"learning_rate\": 2e-5}");
+  check_checkpointing_names_agree(root, source);
   std::vector<std::string> ignored, unknown;
   std::optional<std::string> old_eval_strategy;
   for (const auto& [key, value] : root.items()) {
@@ -306,6 +329,10 @@ std::string TrainingArguments::to_json_text() const {
   // As HF writes it: the object, not its text (validate() has checked that it parses).
   if (lr_scheduler_kwargs && !text::trim(*lr_scheduler_kwargs).empty())
     root["lr_scheduler_kwargs"] = Json::parse(*lr_scheduler_kwargs);
+  if (gradient_checkpointing_kwargs && !text::trim(*gradient_checkpointing_kwargs).empty()) {
+    root["gradient_checkpointing_kwargs"] = Json::parse(*gradient_checkpointing_kwargs);
+    root["activation_checkpointing_kwargs"] = root["gradient_checkpointing_kwargs"];
+  }
   return root.dump(2) + "\n";
 }
 
@@ -414,6 +441,15 @@ std::vector<std::string> TrainingArguments::resolved_report_to() const {
   for (const std::string& item : report_to)
     if (text::to_lower(item) == "none") return {};
   return {out.begin(), out.end()};
+}
+
+int64_t TrainingArguments::checkpoint_every_n_layers() const {
+  if (!gradient_checkpointing_kwargs || text::trim(*gradient_checkpointing_kwargs).empty()) return 1;
+  const Json kwargs = Json::parse(*gradient_checkpointing_kwargs);  // validate() has checked it
+  return kwargs.is_object() && kwargs.contains("every_n_layers") &&
+                 kwargs.at("every_n_layers").is_number_integer()
+             ? kwargs.at("every_n_layers").get<int64_t>()
+             : 1;
 }
 
 int64_t TrainingArguments::resolved_data_seed() const { return data_seed.value_or(seed); }

@@ -355,6 +355,12 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
         << "), rank 0 on " << args.device << "\n";
   }
   if (!plan->sharding.empty()) out << "sharding: " << plan->sharding << "\n";
+  if (args.gradient_checkpointing) {
+    const int64_t every = args.checkpoint_every_n_layers();
+    out << "activation checkpointing: "
+        << (every == 1 ? std::string("every layer") : "every " + std::to_string(every) + "th layer")
+        << " recomputed in backward\n";
+  }
   resume_after_restart(args, env, out);
 
   const tokenizer::Tokenizer tokenizer =

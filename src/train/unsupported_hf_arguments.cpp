@@ -17,8 +17,6 @@ namespace {
 // transformers 5.24's TrainingArguments fields (dataclasses.fields) that berth does not implement, sorted.
 constexpr std::string_view kUnsupported[] = {
     "accelerator_config",
-    "activation_checkpointing",
-    "activation_checkpointing_kwargs",
     "average_tokens_across_devices",
     "batch_eval_metrics",
     "bf16_full_eval",
@@ -42,8 +40,6 @@ constexpr std::string_view kUnsupported[] = {
     "fp16_full_eval",
     "fsdp_config",
     "full_determinism",
-    "gradient_checkpointing",
-    "gradient_checkpointing_kwargs",
     "hub_always_push",
     "hub_model_id",
     "hub_private_repo",

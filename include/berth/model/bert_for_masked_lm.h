@@ -67,6 +67,8 @@ struct BertForMaskedLmImpl : torch::nn::Module, TaskModel {
   // layer's use, inside "cls".
   std::vector<std::string> hook_blocks() const override;
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
+  void set_gradient_checkpointing(const GradientCheckpointing& how) override;
+  bool supports_gradient_checkpointing() const override { return true; }
 
   BertConfig config;
   BertModel bert{nullptr};

@@ -43,6 +43,8 @@ struct BertForSequenceClassificationImpl : torch::nn::Module, TaskModel {
   // stage 3 gathers and releases parameters there).
   std::vector<std::string> hook_blocks() const override;
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
+  void set_gradient_checkpointing(const GradientCheckpointing& how) override;
+  bool supports_gradient_checkpointing() const override { return true; }
 
   BertConfig config;
   BertModel bert{nullptr};

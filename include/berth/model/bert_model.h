@@ -1,6 +1,7 @@
 // BertModel and its blocks: HF transformers' modules, parameter names and computation.
 #pragma once
 
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/bert_config.h"
 #include "berth/model/layer_hooks.h"
 
@@ -160,6 +161,8 @@ struct BertModelImpl : torch::nn::Module {
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
   BertPooler pooler{nullptr};
+  GradientCheckpointing
+      gradient_checkpointing;  // layers checkpointed while training (activation_checkpoint.h)
 
  private:
   std::shared_ptr<LayerHooks> hooks_;

@@ -65,12 +65,4 @@ void init_decoder_weights(torch::nn::Module& module, double std, std::optional<u
 void check_decoder_inputs(const std::string& architecture, const at::Tensor& input_ids,
                           const at::Tensor& attention_mask, int64_t vocab_size, int64_t max_positions);
 
-// Runs fn(input) as the hook block `block` (layer_hooks.h) when hooks are installed, else plainly.
-template <typename Fn>
-at::Tensor run_hook_block(LayerHooks* hooks, const std::string& block, const at::Tensor& input,
-                          const Fn& fn) {
-  if (hooks == nullptr) return fn(input);
-  return hooks->after_forward(block, fn(hooks->before_forward(block, input)));
-}
-
 }  // namespace berth

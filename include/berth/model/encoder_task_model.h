@@ -2,6 +2,7 @@
 // ELECTRA): reading the batch, HF's loss for each task head, info, saving in HF's layout, layer hooks.
 #pragma once
 
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/checkpoint_io.h"
 #include "berth/model/model_task.h"
 #include "berth/model/pretrained_config.h"
@@ -56,6 +57,7 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   void save_pretrained(const std::string& dir) const override;
   std::vector<std::string> hook_blocks() const override { return blocks_; }
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override { hooks_ = std::move(hooks); }
+  bool supports_gradient_checkpointing() const override { return true; }
 
   // input_ids, attention_mask, token_type_ids: (B, T) -> the task's logits (see TaskOutput), with checked
   // inputs (undefined mask: all ones; undefined types: zeros).
@@ -72,6 +74,11 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   // fn(input) run as block `block`: the hooks wrap it when set and `block` is one of hook_blocks().
   at::Tensor run_block(const std::string& block, const at::Tensor& input,
                        const std::function<at::Tensor(const at::Tensor&)>& fn);
+  // Transformer layer number `index`, hook block `block`: as run_block, and checkpointed while training with
+  // gradient checkpointing on for that layer (fn then outlives the call: it must capture by value,
+  // activation_checkpoint.h).
+  at::Tensor run_layer(size_t index, const std::string& block, torch::nn::Module& layer,
+                       const at::Tensor& input, const BlockForward& fn);
   // fn(input) as a second use of the word embeddings' block: a masked-LM head's tied decoder, which reads the
   // word embeddings again (called inside the head block that holds the decoder's bias).
   at::Tensor run_tied_decoder(const at::Tensor& input,

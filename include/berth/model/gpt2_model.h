@@ -2,6 +2,7 @@
 // GPT2ForSequenceClassification heads as one TaskModel.
 #pragma once
 
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/checkpoint_io.h"
 #include "berth/model/decoder_layers.h"
 #include "berth/model/pretrained_config.h"
@@ -102,6 +103,8 @@ struct GPT2ModelImpl : torch::nn::Module {
   torch::nn::Dropout drop{nullptr};
   torch::nn::ModuleList h{nullptr};
   torch::nn::LayerNorm ln_f{nullptr};
+  GradientCheckpointing
+      gradient_checkpointing;  // blocks checkpointed while training (activation_checkpoint.h)
 };
 TORCH_MODULE(GPT2Model);
 
@@ -125,6 +128,8 @@ struct GPT2TaskModelImpl : torch::nn::Module, TaskModel {
   // "score"; a tied head (tie_word_embeddings) is a second use of "transformer.wte", last.
   std::vector<std::string> hook_blocks() const override;
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
+  void set_gradient_checkpointing(const GradientCheckpointing& how) override;
+  bool supports_gradient_checkpointing() const override { return true; }
 
   PretrainedConfig config;
   GPT2Settings settings;

@@ -46,4 +46,12 @@ class LayeredModel {
 // or "" when none does: "bert.encoder.layer.3.attention.self.query.weight" -> "bert.encoder.layer.3".
 std::string block_of(const std::vector<std::string>& blocks, const std::string& name);
 
+// Runs fn(input) as the hook block `block` when hooks are installed, else plainly.
+template <typename Fn>
+at::Tensor run_hook_block(LayerHooks* hooks, const std::string& block, const at::Tensor& input,
+                          const Fn& fn) {
+  if (hooks == nullptr) return fn(input);
+  return hooks->after_forward(block, fn(hooks->before_forward(block, input)));
+}
+
 }  // namespace berth

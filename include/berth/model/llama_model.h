@@ -2,6 +2,7 @@
 // *ForCausalLM and *ForSequenceClassification heads as one TaskModel.
 #pragma once
 
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/checkpoint_io.h"
 #include "berth/model/decoder_layers.h"
 #include "berth/model/pretrained_config.h"
@@ -107,6 +108,8 @@ struct LlamaModelImpl : torch::nn::Module {
   torch::nn::ModuleList layers{nullptr};
   RMSNorm norm{nullptr};
   RotaryEmbedding rotary;
+  GradientCheckpointing
+      gradient_checkpointing;  // layers checkpointed while training (activation_checkpoint.h)
 };
 TORCH_MODULE(LlamaModel);
 
@@ -130,6 +133,8 @@ struct LlamaTaskModelImpl : torch::nn::Module, TaskModel {
   // (tie_word_embeddings) is a second use of "model.embed_tokens", last.
   std::vector<std::string> hook_blocks() const override;
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
+  void set_gradient_checkpointing(const GradientCheckpointing& how) override;
+  bool supports_gradient_checkpointing() const override { return true; }
 
   PretrainedConfig config;
   LlamaSettings settings;

@@ -2,6 +2,7 @@
 // them names a model family.
 #pragma once
 
+#include "berth/model/activation_checkpoint.h"
 #include "berth/model/layer_hooks.h"
 #include "berth/model/model_task.h"
 #include "berth/model/problem_type.h"
@@ -55,6 +56,18 @@ class TaskModel : public LayeredModel {
   virtual TaskModelInfo info() const = 0;
   // config.json and model.safetensors in HF's layout, each written to a temporary name and renamed.
   virtual void save_pretrained(const std::string& dir) const = 0;
+  // HF's activation_checkpointing_enable()/disable(): while training with autograd recording, each chosen
+  // transformer layer (encoder or decoder layer) keeps only its input and runs again in backward
+  // (activation_checkpoint.h). Embeddings and heads run as usual, as in HF. Families whose layers run inside
+  // a base model pass it on.
+  virtual void set_gradient_checkpointing(const GradientCheckpointing& how) { gradient_checkpointing_ = how; }
+  const GradientCheckpointing& gradient_checkpointing() const { return gradient_checkpointing_; }
+  // Whether set_gradient_checkpointing takes effect: berth's families checkpoint their layers; another
+  // TaskModel (a user's) does not, and the Trainer refuses gradient_checkpointing for it (HF raises too).
+  virtual bool supports_gradient_checkpointing() const { return false; }
+
+ private:
+  GradientCheckpointing gradient_checkpointing_;
 };
 
 // The batch's tensor `name`, or an undefined tensor when the batch has none (a model's optional inputs).

@@ -23,6 +23,14 @@ struct TrainingArguments {
   // accelerate's find_executable_batch_size).
   bool auto_find_batch_size = false;
   int64_t gradient_accumulation_steps = 1;
+  // Every transformer layer keeps only its input and runs its forward again in backward: less activation
+  // memory for more compute. HF's activation_checkpointing, also under its older name gradient_checkpointing
+  // (both are written, as transformers 5 writes them; a file that sets them differently is refused).
+  bool gradient_checkpointing = false;
+  // HF's activation_checkpointing_kwargs (older name gradient_checkpointing_kwargs) as a JSON object:
+  // "every_n_layers" (checkpoint layers 0, n, 2n, ...), "use_reentrant" true or false (both give berth's one
+  // recomputation, with the same numbers), "preserve_rng_state" true, "offload" false; unset: none.
+  std::optional<std::string> gradient_checkpointing_kwargs;
   double learning_rate = 5e-5;
   double weight_decay = 0.0;
   double adam_beta1 = 0.9;
@@ -126,6 +134,8 @@ struct TrainingArguments {
   bool should_save(int64_t rank, int64_t local_rank) const;
   // data_seed, or seed when unset.
   int64_t resolved_data_seed() const;
+  // gradient_checkpointing_kwargs' every_n_layers, or 1 (every layer) when unset.
+  int64_t checkpoint_every_n_layers() const;
 };
 
 // One field of TrainingArguments, for the command line and documentation.
