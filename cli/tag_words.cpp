@@ -143,7 +143,7 @@ int tag_words(const std::string& model_dir, const std::string& input, const std:
     nlohmann::json line;
     try {
       line = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       BERTH_FAIL(where, ": malformed JSON. Fix: one {\"text\": \"...\"} object per line");
     }
     const WordRow row = word_row(line, where);

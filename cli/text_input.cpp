@@ -28,7 +28,7 @@ std::vector<TextInputLine> read_text_inputs(const std::string& path) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       BERTH_FAIL(path, ":", number, ": not valid JSON (", e.what(),
                  "). Expected one object per line: {\"text\": \"...\", \"text_pair\": \"...\"}");
     }

@@ -2,7 +2,6 @@
 #include "berth/core/runtime.h"
 
 #include <ATen/Parallel.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,17 +34,6 @@ int automatic_threads() {
 }
 
 }  // namespace
-
-int available_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int count = CPU_COUNT(&set);
-    if (count > 0) return count;
-  }
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? static_cast<int>(online) : 1;
-}
 
 ThreadState configure_threads(const ThreadOptions& options) {
   BERTH_CHECK(options.threads >= 0, "threads must be 0 (automatic) or a positive count, found ",

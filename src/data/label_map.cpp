@@ -45,7 +45,7 @@ LabelMap LabelMap::from_json(std::string_view json_text, std::string_view source
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     BERTH_FAIL(source, ": expected JSON with id2label/label2id, found invalid JSON (", e.what(),
                "). Fix: the file must be one JSON object, as HF's config.json is");
   }

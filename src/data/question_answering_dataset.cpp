@@ -108,7 +108,7 @@ std::vector<QuestionAnsweringExample> read_jsonl_examples(const std::string& pat
     json row;
     try {
       row = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       BERTH_FAIL(where, ": not valid JSON (", e.what(), "). Fix: one JSON object per line");
     }
     examples.push_back(jsonl_example(row, columns, labeled, line, examples.size(), where));
@@ -122,7 +122,7 @@ std::vector<QuestionAnsweringExample> read_squad_json(const std::string& path, c
   json root;
   try {
     root = json::parse(content);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     BERTH_FAIL(path, ": not valid JSON (", e.what(), "). Fix: SQuAD's layout or JSONL (.jsonl)");
   }
   BERTH_CHECK(

@@ -71,7 +71,7 @@ SpamAssassinCorpus load_spam_assassin(const std::string& data_dir, const SpamAss
       nlohmann::json json;
       try {
         json = nlohmann::json::parse(read_file(file));
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {
         BERTH_FAIL(file.string(), ": expected a JSON object with \"text\", found invalid JSON (", e.what(),
                    "). ", kSetupFix, " again to reinstall it");
       }

@@ -14,6 +14,7 @@
 #include "berth/core/error.h"
 #include "berth/core/input_file.h"
 #include "berth/data/delimited_reader.h"
+#include "core/utf8_check.h"
 
 namespace berth::data {
 namespace {
@@ -89,7 +90,7 @@ std::vector<RawExample> read_jsonl(const std::string& path, std::string_view con
     json object;
     try {
       object = json::parse(line);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       BERTH_FAIL(where, ": malformed JSON (", json_reason(e),
                  "). Fix: each line must be one complete JSON object, e.g. {\"", options.text_column,
                  "\": \"...\", \"", options.label_column, "\": \"...\"}");
@@ -127,6 +128,12 @@ std::vector<RawExample> read_jsonl(const std::string& path, std::string_view con
 
 std::vector<RawExample> read_delimited(const std::string& path, std::string_view content,
                                        const TextDatasetOptions& options, char delimiter, Quoting quoting) {
+  if (const std::optional<size_t> bad = text::first_invalid_utf8(content)) {
+    const auto line =
+        1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(*bad), '\n');
+    BERTH_FAIL(path, ":", line, ": expected UTF-8 text, found the byte ", text::byte_hex(content[*bad]),
+               " (byte offset ", *bad, "). Fix: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)");
+  }
   std::vector<DelimitedRecord> records = parse_delimited(content, delimiter, quoting, path);
   BERTH_CHECK(!records.empty(), path,
               ": no header row found (the file is empty). Fix: start the file with "
@@ -170,7 +177,7 @@ std::vector<RawExample> read_delimited(const std::string& path, std::string_view
       if (options.problem_type == ProblemType::MultiLabel) {
         try {
           example.label = json::parse(cell);
-        } catch (const json::parse_error& e) {
+        } catch (const json::exception& e) {
           BERTH_FAIL(where, ": expected a JSON list of labels in \"", options.label_column, "\", found ",
                      cell, " (", json_reason(e),
                      "). Fix: write the labels as [\"a\", \"b\"] (quoted in CSV: "

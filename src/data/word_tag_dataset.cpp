@@ -55,7 +55,7 @@ RawRow read_row(const std::string& line, const std::string& where, const WordTag
   json row;
   try {
     row = json::parse(line);
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {
     BERTH_FAIL(where, ": malformed JSON. Fix: each line must be one JSON object, e.g. {\"",
                options.tokens_column, "\": [\"EU\", \"rejects\"], \"", options.tags_column,
                "\": [\"B-ORG\", \"O\"]}");

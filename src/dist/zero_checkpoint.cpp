@@ -481,11 +481,14 @@ ZeroCheckpointLayout read_zero_layout(const std::string& checkpoint_dir) {
       entry.shape = param.at("shape").get<std::vector<int64_t>>();
       entry.numel = param.at("numel").get<int64_t>();
       entry.offset = param.at("offset").get<int64_t>();
+      // Checked: a hostile shape such as [2^32, 2^32] would wrap the product (undefined behaviour) to 0.
       int64_t product = 1;
-      for (const int64_t d : entry.shape) product *= d;
-      BERTH_CHECK(product == entry.numel && entry.offset == result.layout.numel, path, ": parameter '",
-                  entry.name, "' has shape ", shape_text(entry.shape), ", numel ", entry.numel,
-                  " and offset ", entry.offset, ", which do not fit together", fix);
+      bool fits = true;
+      for (const int64_t d : entry.shape)
+        fits = fits && d >= 0 && !__builtin_mul_overflow(product, d, &product);
+      BERTH_CHECK(fits && product == entry.numel && entry.offset == result.layout.numel, path,
+                  ": parameter '", entry.name, "' has shape ", shape_text(entry.shape), ", numel ",
+                  entry.numel, " and offset ", entry.offset, ", which do not fit together", fix);
       result.layout.numel += entry.numel;
       result.layout.entries.push_back(std::move(entry));
     }

@@ -47,6 +47,9 @@ Json parse_object(const std::string& text, const std::string& source) {
   } catch (const Json::parse_error& e) {
     BERTH_FAIL(source, ":", line_at(text, e.byte > 0 ? e.byte - 1 : 0), ": not valid JSON (", e.what(),
                "). Fix: repair the file, or copy config.json again from the checkpoint");
+  } catch (const Json::exception& e) {  // out_of_range: a number beyond a double, such as 1e400
+    BERTH_FAIL(source, ": not valid JSON (", e.what(),
+               "). Fix: repair the file, or copy config.json again from the checkpoint");
   }
   BERTH_CHECK(json.is_object(), source, ":1: config.json must hold one JSON object ({...}), found ",
               json_type(json));

@@ -166,7 +166,7 @@ void PretrainedConfig::set_json(const std::string& field, const std::string& jso
   Json value;
   try {
     value = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     BERTH_FAIL("PretrainedConfig::set_json(\"", field, "\"): not valid JSON: ", json_text, " (", e.what(),
                ")");
   }

@@ -12,7 +12,7 @@ namespace {
 nlohmann::json parse_text(std::string_view json_text, const std::string& path) {
   try {
     return nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     BERTH_FAIL(path, ": not valid JSON (", e.what(),
                "). Fix: pass the component's JSON object as it appears "
                "in tokenizer.json");

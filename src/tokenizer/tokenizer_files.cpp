@@ -68,7 +68,7 @@ Config read_config(const fs::path& path) {
   json j;
   try {
     j = json::parse(config.text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     BERTH_FAIL(where, ": not valid JSON (", e.what(), "). Fix: repair or regenerate the file");
   }
   BERTH_CHECK(j.is_object(), where, ": expected a JSON object, found ", j.type_name());

@@ -168,7 +168,7 @@ TokenizerJson read_tokenizer_json(std::string_view text, const std::string& sour
   // Not JSON, or arrays of another shape: the plain parse names the error, or the components do.
   try {
     return {json::parse(text), {}};
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     BERTH_FAIL(source, ": not valid JSON (", e.what(), "). Fix: repair or regenerate the file");
   }
 }

@@ -56,7 +56,7 @@ void for_each_training_text(const std::string& path, const std::function<void(st
     nlohmann::json object;
     try {
       object = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       BERTH_FAIL(path, ":", number, ": malformed JSON (", e.what(),
                  "). Fix: each line of a .jsonl corpus must be an object such as {\"text\": \"...\"}");
     }

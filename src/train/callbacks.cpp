@@ -174,7 +174,7 @@ void EarlyStoppingCallback::restore_state_json(const std::string& text) {
   nlohmann::json record;
   try {
     record = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     BERTH_FAIL("EarlyStoppingCallback state is not valid JSON (", e.what(),
                "). Fix: resume from a checkpoint whose trainer_state.json is intact");
   }

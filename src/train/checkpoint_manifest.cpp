@@ -45,7 +45,10 @@ std::vector<ListedFile> parse_manifest(const std::string& manifest_path) {
   for (const Json& entry : json["files"]) {
     ListedFile file;
     file.path = entry.at("path").get<std::string>();
-    file.size = entry.at("size").get<uint64_t>();
+    const Json& size = entry.at("size");
+    BERTH_CHECK(size.is_number_unsigned(), "lists the size ", size.dump(), " for '", file.path,
+                "', which is not a byte count");
+    file.size = size.get<uint64_t>();
     file.crc = entry.at("crc32c").get<std::string>();
     BERTH_CHECK(
         !file.path.empty() && fs::path(file.path).is_relative() && file.path.find("..") == std::string::npos,

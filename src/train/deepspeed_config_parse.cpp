@@ -418,7 +418,7 @@ WrittenDeepSpeedConfig parse_written_deepspeed_config(const std::string& json_te
   Json root;
   try {
     root = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     BERTH_FAIL(source, " is not valid JSON (", e.what(),
                "). Fix: write one JSON object, DeepSpeed's config format");
   }

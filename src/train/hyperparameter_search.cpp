@@ -59,7 +59,7 @@ SearchSpace SearchSpace::from_json_text(const std::string& text, const std::stri
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     BERTH_FAIL(source, " is not valid JSON (", e.what(),
                "). Fix: write one JSON object of searched arguments");
   }

@@ -24,7 +24,7 @@ Json parse_object(const std::string& text, const std::string& source, const char
   Json value;
   try {
     value = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     BERTH_FAIL(source, ": ", what, " is not valid JSON (", e.what(), "). Fix: repair or remove the file");
   }
   return value;

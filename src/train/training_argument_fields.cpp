@@ -7,10 +7,10 @@
 #include <cstdlib>
 
 #include "berth/core/error.h"
-#include "berth/device/device.h"
+#include "berth/device/device_request.h"
 #include "berth/dist/zero_options.h"
 #include "berth/optim/scheduler_kwargs.h"
-#include "berth/placement/place.h"
+#include "berth/placement/placement_policy.h"
 #include "core/number_text.h"
 #include "core/text.h"
 

@@ -15,6 +15,7 @@
 #include "berth/train/unsupported_hf_arguments.h"
 #include "core/number_text.h"
 #include "core/text.h"
+#include "core/utf8_check.h"
 #include "train/training_argument_fields.h"
 
 namespace berth::train {
@@ -278,6 +279,11 @@ void set_training_argument(TrainingArguments& args, std::string_view name, std::
     if (is_unsupported_hf_training_argument(name)) refuse_unsupported_hf_training_argument(name);
     unknown_name(name, "");
   }
+  // training_args.json is JSON, which holds UTF-8 only.
+  if (const std::optional<size_t> bad = text::first_invalid_utf8(value_text))
+    BERTH_FAIL("training argument ", canonical, ": expected UTF-8 text, found the byte ",
+               text::byte_hex(value_text[*bad]), " at byte ", *bad,
+               ". Fix: pass the value as UTF-8 (rename a path that is not)");
   if (canonical == "report_to") {
     for (const std::string& item : detail::parse_argument_list(value_text)) detail::check_not_foreign(item);
   }
@@ -293,7 +299,7 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
   Json root;
   try {
     root = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     BERTH_FAIL(source, " is not valid JSON (", e.what(),
                "). Fix: write one JSON object of training arguments");
   }

@@ -294,4 +294,22 @@ TEST(ProblemType, HfNamesBothWays) {
   expect_contains(error_text([] { parse_problem_type("binary"); }), {"unknown problem type 'binary'"});
 }
 
+// Found by fuzz/dataset_rows_fuzzer: a TSV label with bytes that are not UTF-8 was read, and the JSONL that
+// write_jsonl made of it no longer matched its label; a JSONL number beyond a double escaped as nlohmann's
+// out_of_range. Both are now refused naming the line.
+TEST(TextDataset, BytesNotUtf8AndNumbersBeyondADoubleAreRefusedNamingTheLine) {
+  TempDir dir;
+  const std::string tsv = write_file(dir, "d.tsv", "text\tlabel\nhello\tpos\nworld\tpos\xa1\xa1\n");
+  expect_contains(error_text([&] { TextDataset::load(tsv); }),
+                  {"d.tsv:3: expected UTF-8 text, found the byte 0xA1", "Fix: save the file as UTF-8"});
+  const std::string csv = write_file(dir, "d.csv", "text,label\n\"caf\xe9\",pos\n");
+  expect_contains(error_text([&] { TextDataset::load(csv); }),
+                  {"d.csv:2: expected UTF-8 text, found the byte 0xE9"});
+  const std::string jsonl = write_file(dir, "d.jsonl", "{\"text\": \"a\", \"label\": 1e400}\n");
+  TextDatasetOptions regression;
+  regression.problem_type = ProblemType::Regression;
+  expect_contains(error_text([&] { TextDataset::load(jsonl, regression); }),
+                  {"d.jsonl:1", "number overflow parsing '1e400'"});
+}
+
 }  // namespace

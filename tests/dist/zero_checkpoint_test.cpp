@@ -258,6 +258,20 @@ TEST(ZeroCheckpoint, MissingRankFileIsNamed) {
                   {"rank_1_of_2.safetensors is missing"});
 }
 
+// A layout.json whose shape overflows int64 when multiplied out: the product wrapped to 0 (signed overflow,
+// undefined behaviour) and matched numel 0, so the nonsense layout was accepted.
+TEST(ZeroCheckpoint, LayoutShapeThatOverflowsIsRefused) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "zero");
+  std::ofstream(dir.path() / "zero" / "layout.json")
+      << R"({"format": "berth-zero-layout", "version": 1, "world_size": 1, "stage": 2, "step": 0,)"
+      << R"( "rank_files": ["rank_0_of_1.safetensors"], "parameters": [{"name": "w", "shape": [4294967296,)"
+      << R"( 4294967296], "numel": 0, "offset": 0}]})";
+  expect_contains(error_text([&] { berth::dist::read_zero_layout(dir.path().string()); }),
+                  {"zero/layout.json: parameter 'w' has shape [4294967296, 4294967296], numel 0 and offset 0",
+                   "which do not fit together"});
+}
+
 TEST(ZeroCheckpoint, ShardFromAnotherSaveIsRefused) {
   Fixture f;
   TempDir a, b;

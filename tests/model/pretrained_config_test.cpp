@@ -14,6 +14,7 @@ namespace {
 
 using testing::contains;
 using testing::error_text;
+using testing::expect_contains;
 
 const char* kLlamaLike = R"({
   "model_type": "llama",
@@ -101,6 +102,16 @@ TEST(AutoModel, AnUnknownFamilyOrHeadIsRefusedWithWhatIsSupported) {
   EXPECT_EQ(model->info().architecture, "BertForSequenceClassification");
   EXPECT_TRUE(contains(error_text([] { model_preset("bert-huge", 100); }),
                        "unknown model preset \"bert-huge\"; berth's presets are bert-tiny"));
+}
+
+// Found by fuzz/hf_config_fuzzer: a number beyond a double made nlohmann throw out_of_range (not a
+// parse_error), which escaped as a plain std::exception and the CLI exited 1 without a fix.
+TEST(PretrainedConfig, NumberBeyondADoubleIsInvalidJsonWithTheFix) {
+  expect_contains(error_text([] {
+                    PretrainedConfig::from_json_text(R"({"model_type": "bert", "hidden_size": 1e400})",
+                                                     "c.json");
+                  }),
+                  {"c.json: not valid JSON", "number overflow parsing '1e400'", "Fix: repair the file"});
 }
 
 }  // namespace

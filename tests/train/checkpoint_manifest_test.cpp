@@ -145,5 +145,20 @@ TEST(CheckpointManifest, ANamedDamagedCheckpointIsRefusedAndOneWithoutAManifestW
   EXPECT_EQ(warnings.size(), 1u);
 }
 
+// Found by fuzz/checkpoint_state_fuzzer: a manifest size written as a float beyond 2^64 was converted to
+// uint64_t (undefined behaviour, UBSan's "outside the range of representable values"); now the manifest is
+// unreadable, so the checkpoint counts as damaged.
+TEST(CheckpointManifest, ASizeThatIsNotAByteCountMakesTheManifestUnreadable) {
+  TempDir dir;
+  const std::string checkpoint = manifest_checkpoint(dir.path().string(), 1);
+  std::ofstream(checkpoint + "/" + kCheckpointManifestName)
+      << R"({"format": "berth checkpoint manifest", "version": 1, "checksum": "crc32c", "files": )"
+      << R"([{"path": "model.safetensors", "size": 1.8446744073709552e19, "crc32c": "00000000"}]})";
+  const CheckpointCheck check = check_checkpoint(checkpoint);
+  EXPECT_EQ(check.status, CheckpointCheck::Status::Damaged);
+  expect_contains(check.problem, {"berth_manifest.json is unreadable",
+                                  "for 'model.safetensors', which is not a byte count"});
+}
+
 }  // namespace
 }  // namespace berth::train

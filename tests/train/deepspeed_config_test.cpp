@@ -438,5 +438,11 @@ TEST(DeepSpeedConfigTest, FsdpOptionsMapOntoZero) {
   expect_contains(error_text([] { dist::zero_options_from_fsdp("offload"); }), {"can't work on its own"});
 }
 
+// Found by fuzz/deepspeed_config_fuzzer: 1e400 escaped as nlohmann's out_of_range (the CLI exited 1).
+TEST(DeepSpeedConfigTest, NumberBeyondADoubleIsInvalidJsonWithTheFix) {
+  expect_contains(error_text([] { parse_deepspeed_config(R"({"train_batch_size": 1e400})", "ds.json"); }),
+                  {"ds.json", "number overflow parsing '1e400'", "Fix:"});
+}
+
 }  // namespace
 }  // namespace berth::train

@@ -126,5 +126,11 @@ TEST(TrainerStateTest, TypeErrorsNameKeyAndSource) {
                   {"/nonexistent/trainer_state.json", "no such file"});
 }
 
+// Found by fuzz/checkpoint_state_fuzzer: 1e400 escaped as nlohmann's out_of_range (the CLI exited 1).
+TEST(TrainerStateTest, NumberBeyondADoubleIsInvalidJson) {
+  expect_contains(error_text([] { TrainerState::from_json_text(R"({"total_flos": 1e400})", "s.json"); }),
+                  {"s.json", "number overflow parsing '1e400'"});
+}
+
 }  // namespace
 }  // namespace berth::train

@@ -405,5 +405,22 @@ TEST(TrainingArgumentsTest, OldEvaluationStrategyNameWinsWhenSetAsInHf) {
   EXPECT_EQ(args.eval_strategy, "steps");
 }
 
+// Found by fuzz/training_args_fuzzer: training_args.json with 1e400 escaped as nlohmann's out_of_range, and
+// a command-line value that is not UTF-8 was taken, then training_args.json could not be written
+// (nlohmann's type_error 316 escaped from to_json_text).
+TEST(TrainingArgumentsTest, NumberBeyondADoubleAndValuesNotUtf8AreRefusedWithTheFix) {
+  expect_contains(
+      error_text([] { TrainingArguments::from_json_text(R"({"learning_rate": 1e400})", "a.json"); }),
+      {"a.json is not valid JSON", "number overflow parsing '1e400'", "Fix:"});
+  TrainingArguments args;
+  expect_contains(error_text([&] { set_training_argument(args, "output_dir", "out\x80put"); }),
+                  {"training argument output_dir: expected UTF-8 text, found the byte 0x80 at byte 3",
+                   "Fix: pass the value as UTF-8"});
+  expect_contains(error_text([&] { set_training_argument(args, "output_dir", "\xed\xa0\x80"); }),
+                  {"found the byte 0xED at byte 0"});  // a surrogate, which JSON cannot hold either
+  set_training_argument(args, "output_dir", "caf\xc3\xa9");
+  EXPECT_EQ(TrainingArguments::from_json_text(args.to_json_text()).output_dir, "caf\xc3\xa9");
+}
+
 }  // namespace
 }  // namespace berth::train

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "berth/placement/inspect.h"
+#include "berth/placement/placement_policy.h"
 
 #include <c10/core/Device.h>
 
@@ -16,15 +17,6 @@ class Module;
 }
 
 namespace berth {
-
-enum class PlacementPolicy {
-  Move,    // move whatever is elsewhere to the target device
-  Strict,  // move nothing; anything elsewhere is a PlacementError
-};
-
-// "move" or "strict" (case-insensitive, surrounding spaces ignored); anything else throws berth::Error.
-PlacementPolicy parse_placement_policy(std::string_view text);
-std::string_view to_string(PlacementPolicy policy);
 
 // What place() did, for the log.
 struct PlacementReport {
