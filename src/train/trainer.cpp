@@ -27,6 +27,7 @@
 #include "berth/train/mixed_precision.h"
 #include "berth/train/progress_reporter.h"
 #include "berth/train/rng_state.h"
+#include "berth/train/tensorboard_callback.h"
 #include "train/trainer_internal.h"
 
 namespace berth::train {
@@ -101,6 +102,10 @@ Trainer::Trainer(TrainerOptions options)
   if (is_main_process())
     for (const auto& warning : plan_->warnings) console() << "warning: " << warning << "\n";
   callbacks_.add_callback(std::make_shared<DefaultFlowCallback>());
+  // HF's reporting callbacks come after the flow and before the user's.
+  const std::vector<std::string> report_to = args_.resolved_report_to();
+  if (std::find(report_to.begin(), report_to.end(), "tensorboard") != report_to.end())
+    callbacks_.add_callback(std::make_shared<TensorBoardCallback>());
   for (auto& callback : options.callbacks) callbacks_.add_callback(std::move(callback));
   runtime::ThreadOptions threads;
   threads.threads = static_cast<int>(args_.threads);
@@ -375,9 +380,10 @@ void Trainer::reset_state(Run& run) {
   last_saved_step_ = -1;
 }
 
-// Rank 0's log.jsonl, progress bar and HF's banner.
+// Rank 0's log.jsonl (report_to jsonl), progress bar and HF's banner.
 void Trainer::open_logs(const Run& run) {
-  if (!args_.resolved_report_to().empty()) {
+  const std::vector<std::string> report_to = args_.resolved_report_to();
+  if (std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end()) {
     jsonl_log_ = std::make_unique<JsonlLog>(run_dir_ + "/log.jsonl", /*append=*/run.resume.has_value());
     // A run that went on past its last checkpoint logged steps the resumed run will log again.
     if (run.resume) jsonl_log_->drop_after_step(state_.global_step);

@@ -3,6 +3,8 @@
 // reduce_lr_on_plateau's step on the evaluated metric, and auto_find_batch_size's retries.
 #include <torch/torch.h>
 
+#include <filesystem>
+
 #include "berth/core/error.h"
 #include "berth/optim/lr_scheduler.h"
 #include "berth/train/label_smoother.h"
@@ -10,6 +12,8 @@
 #include "berth/train/trainer.h"
 
 namespace berth::train {
+
+namespace fs = std::filesystem;
 
 int64_t next_executable_batch_size(int64_t batch_size) {
   return static_cast<int64_t>(static_cast<double>(batch_size) * 0.9);  // Python's int() truncates
@@ -23,6 +27,20 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
   // HF: "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3".
   BERTH_CHECK(plan_->sharding.rfind("zero-3", 0) != 0, "auto_find_batch_size does not work with ZeRO-3 (",
               plan_->sharding, "), as in HF. Fix: drop --auto_find_batch_size, or use ZeRO stage 1 or 2");
+  if (resume) {
+    // HF's train(): a resumed run starts from the checkpoint's train_batch_size (the size its run found),
+    // not the argument, so it neither repeats the retries nor changes the batch mid-run. Once, before the
+    // retries (which may shrink it further); "latest" is resolved here so the run keeps that checkpoint.
+    resume = resolve_resume(*resume);
+    const int64_t saved = TrainerState::load(*resume + "/trainer_state.json").train_batch_size;
+    if (saved > 0 && saved != args_.per_device_train_batch_size) {
+      if (is_main_process())
+        console() << "auto_find_batch_size: resuming with per_device_train_batch_size " << saved
+                  << ", the size " << fs::path(*resume).filename().string()
+                  << " trained with (the argument says " << args_.per_device_train_batch_size << ")\n";
+      args_.per_device_train_batch_size = saved;
+    }
+  }
   for (;;) {
     try {
       return train_once(resume, trial);

@@ -22,9 +22,9 @@ using Json = nlohmann::json;
 // HF's integrations that berth lacks; in report_to they are errors on the command line and ignored with a
 // warning in a JSON file (HF's own files name them).
 const std::vector<std::string>& foreign_integrations() {
-  static const std::vector<std::string> names = {
-      "azure_ml", "clearml", "codecarbon", "comet_ml",    "dagshub", "dvclive", "flyte",
-      "mlflow",   "neptune", "ray",        "tensorboard", "wandb",   "swanlab"};
+  static const std::vector<std::string> names = {"azure_ml", "clearml", "codecarbon", "comet_ml",
+                                                 "dagshub",  "dvclive", "flyte",      "mlflow",
+                                                 "neptune",  "ray",     "wandb",      "swanlab"};
   return names;
 }
 
@@ -47,7 +47,7 @@ void check_parses(std::string_view name, Parse parse) {
 
 void check_report_to(std::string_view name, const std::string& item) {
   check_not_foreign(item);
-  static constexpr const char* kReportTo[] = {"jsonl", "none", "all"};
+  static constexpr const char* kReportTo[] = {"jsonl", "tensorboard", "none", "all"};
   check_one_of(name, text::to_lower(item), kReportTo);
 }
 
@@ -248,7 +248,8 @@ constexpr Field kFields[] = {
      "Resume from this checkpoint folder, or 'latest' for the newest in output_dir",
      NotEmpty{.must = "be a checkpoint folder or 'latest'",
               .example = "resume_from_checkpoint latest, or leave it unset"}},
-    {"report_to", &Args::report_to, "Where to report logs: jsonl (output_dir/log.jsonl), all or none",
+    {"report_to", &Args::report_to,
+     "Where to report logs: jsonl (output_dir/log.jsonl), tensorboard (output_dir/runs/), all or none",
      Checked{check_report_to}},
     {"disable_tqdm", &Args::disable_tqdm, "No progress bar"},
     {"ddp_backend", &Args::ddp_backend,
@@ -592,7 +593,9 @@ bool is_foreign_integration(const std::string& name) {
 
 void check_not_foreign(const std::string& item) {
   BERTH_CHECK(!is_foreign_integration(item), "report_to: berth has no ", item,
-              " integration; it reports to jsonl (output_dir/log.jsonl) or none. Fix: report_to jsonl");
+              " integration; it reports to jsonl (output_dir/log.jsonl), tensorboard (event files in "
+              "output_dir/runs/) "
+              "or none. Fix: report_to jsonl");
 }
 
 }  // namespace berth::train::detail

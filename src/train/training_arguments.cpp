@@ -442,6 +442,7 @@ std::vector<std::string> TrainingArguments::resolved_report_to() const {
   for (const std::string& item : report_to) {
     const std::string name = text::to_lower(item);
     if (name == "jsonl" || name == "all") out.insert("jsonl");
+    if (name == "tensorboard" || name == "all") out.insert("tensorboard");
   }
   // "none" anywhere wins, as in HF.
   for (const std::string& item : report_to)

@@ -64,6 +64,9 @@ void check_model_choice(const TrainingJobOptions& options) {
   // Before the data and the model load: create_directories would fail later with a bare filesystem error.
   check_output_directory(options.args.output_dir, "--output_dir");
   if (!options.hp_space.empty()) check_input_file(options.hp_space, "--hp-search");
+  BERTH_CHECK(options.hp_space.empty() || options.n_trials > 0 || options.hp_method == "grid",
+              "train: --n-trials 0 runs no trial of a random search. Fix: --n-trials 10, or --hp-method grid "
+              "(where 0 means the whole grid)");
   BERTH_CHECK(options.model_preset.empty() || !(options.tokenizer.empty() && options.model.empty()),
               "train: --model-preset trains a model from scratch and needs a tokenizer. "
               "Fix: --tokenizer DIR (make one from your training text with `berth tokenizer train --input "

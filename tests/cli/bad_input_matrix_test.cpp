@@ -143,7 +143,10 @@ std::vector<BadInputCase> train_cases() {
        {"holds neither tokenizer.json nor vocab.txt", kFix}},
       {"train_args_binary", kTrainOut + "--args {D}/garbage.bin", {}, {"is not valid JSON", kFix}},
       {"train_args_empty", kTrainOut + "--args {D}/empty.jsonl", {}, {"is not valid JSON", kFix}},
-      {"train_args_directory", kTrainOut + "--args {D}/adir", {}, {"--args", "directory"}},
+      {"train_args_directory",
+       kTrainOut + "--args {D}/adir",
+       {},
+       {"--args", "{D}/adir: expected a file, found a directory", kFix}},
       {"train_deepspeed_directory",
        kTrainOut + "--deepspeed {D}/adir",
        {},
@@ -196,8 +199,71 @@ std::vector<BadInputCase> train_cases() {
        {},
        {"do not fit BertForSequenceClassification built from config.json",
         "bert.embeddings.word_embeddings.weight: checkpoint has [180, 32], the model expects [180, 48]",
-        "more", "Fix: config.json does not describe these weights"},
-       "{D}/out/model.safetensors"},
+        "more", "Fix: config.json does not describe these weights"}},  // not even training_args.json
+      {"train_config_does_not_fit_the_weights_in_a_search",
+       "train --model {D}/wide --train {D}/good.jsonl --eval {D}/good.jsonl --max-length 32 --max-steps 1 "
+       "--output-dir {D}/out --hp-search {D}/space.json --n-trials 1",
+       {{"space.json", "{\"learning_rate\": [1e-4]}"}},
+       {"do not fit BertForSequenceClassification", "Fix: config.json does not describe these weights"}},
+  };
+}
+
+// The numbers and choices of train's own flags (not the training arguments'): negative counts, zero where it
+// counts nothing, out-of-range shares, unknown choices.
+std::vector<BadInputCase> train_number_cases() {
+  return {
+      {"train_n_trials_negative",
+       kTrainOut + "--n-trials -3",
+       {},
+       {"--n-trials", "expected a whole number >= 0, found '-3'", kFix}},
+      {"train_n_trials_zero_random",
+       kTrainOut + "--hp-search {D}/space.json --n-trials 0",
+       {{"space.json", "{\"learning_rate\": [1e-4, 1e-3]}"}},
+       {"--n-trials 0 runs no trial of a random search", kFix}},
+      {"train_early_stopping_patience_negative",
+       kTrainOut + "--early-stopping-patience -1",
+       {},
+       {"--early-stopping-patience", "expected a whole number >= 0, found '-1'", kFix}},
+      {"train_early_stopping_threshold_negative",
+       kTrainOut + "--early-stopping-threshold -0.5",
+       {},
+       {"--early-stopping-threshold", "expected a number >= 0, found '-0.5'", kFix}},
+      {"train_early_stopping_threshold_nan",
+       kTrainOut + "--early-stopping-threshold nan",
+       {},
+       {"--early-stopping-threshold", "found 'nan'", kFix}},
+      {"train_block_size_negative",
+       kTrainOut + "--block-size -1",
+       {},
+       {"--block-size", "expected a whole number >= 0, found '-1'", kFix}},
+      {"train_mlm_probability_above_one",
+       kTrainOut + "--mlm-probability 1.5",
+       {},
+       {"--mlm-probability", "expected a number from 0 to 1, found '1.5'", kFix}},
+      {"train_hp_method_unknown",
+       kTrainOut + "--hp-method bayes",
+       {},
+       {"--hp-method", "expected one of random, grid, found 'bayes'", kFix}},
+      {"train_direction_unknown",
+       kTrainOut + "--direction up",
+       {},
+       {"--direction", "expected one of maximize, minimize, found 'up'", kFix}},
+      {"train_split_seed_negative",
+       kTrainOut + "--split-seed -1",
+       {},
+       {"--split-seed", "expected a whole number >= 0, found '-1'", kFix}},
+      {"train_doc_stride_negative",
+       kTrainOut + "--doc-stride -1",
+       {},
+       {"--doc-stride", "expected a whole number >= 0, found '-1'", kFix}},
+      {"train_n_best_size_zero",
+       kTrainOut + "--n-best-size 0",
+       {},
+       {"--n-best-size", "expected a whole number >= 1, found '0'", kFix}},
+      {"train_max_answer_length_negative",
+       kTrainOut + "--max-answer-length -2",
+       {},
+       {"--max-answer-length", "expected a whole number >= 1, found '-2'", kFix}},
   };
 }
 
@@ -234,7 +300,23 @@ std::vector<BadInputCase> eval_predict_cases() {
        {},
        {"is a file, not a directory", kFix}},
       {"eval_task_unknown", kEval + "--task nope", {}, {"unknown task \"nope\"", kFix}},
-      {"eval_split_unknown", "eval --model {M} --data spamassassin --split dev", {}, {"--split", "dev"}},
+      {"eval_split_unknown",
+       "eval --model {M} --data spamassassin --split dev",
+       {},
+       {"--split", "expected one of test, validation, eval, train, found 'dev'", kFix}},
+      {"eval_data_unknown", "eval --model {M} --data imdb", {}, {"--data", "found 'imdb'", kFix}},
+      {"eval_mlm_probability_negative",
+       kEval + "--mlm-probability -0.1",
+       {},
+       {"--mlm-probability", "expected a number from 0 to 1, found '-0.1'", kFix}},
+      {"predict_top_k_negative",
+       kPredict + "--top-k -5",
+       {},
+       {"--top-k", "expected a whole number >= 0, found '-5'", kFix}},
+      {"predict_max_new_tokens_zero",
+       kPredict + "--max-new-tokens 0",
+       {},
+       {"--max-new-tokens", "expected a whole number >= 1, found '0'", kFix}},
       {"eval_config_does_not_fit_the_weights",
        "eval --model {D}/wide --test {D}/good.jsonl",
        {},
@@ -375,7 +457,8 @@ std::vector<BadInputCase> tool_cases() {
 
 TEST(BadInputMatrix, EveryCaseExitsTwoNamesTheFixAndLeavesNothingBehind) {
   std::vector<BadInputCase> cases = train_cases();
-  for (auto more : {eval_predict_cases(), tool_cases()}) cases.insert(cases.end(), more.begin(), more.end());
+  for (auto more : {train_number_cases(), eval_predict_cases(), tool_cases()})
+    cases.insert(cases.end(), more.begin(), more.end());
   ASSERT_GE(cases.size(), 60u);
   for (const BadInputCase& c : cases) {
     SCOPED_TRACE(c.name);

@@ -286,6 +286,52 @@ TEST(TrainerSchedule, AutoFindBatchSizeShrinksLikeAccelerateAndEndsAsARunStarted
   for (const auto& [name, tensor] : a) EXPECT_TRUE(torch::equal(tensor, b.at(name))) << name;
 }
 
+// HF's train(): resuming with auto_find_batch_size starts from the checkpoint's train_batch_size, so the
+// resumed run goes on at the size the out-of-memory retries found, as a run started there would.
+TEST(TrainerSchedule, AutoFindBatchSizeResumesAtTheCheckpointsReducedSize) {
+  TempDir dir;
+  TrainingArguments args = tiny_args(dir.file("auto"));
+  args.auto_find_batch_size = true;
+  args.max_steps = 6;
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  auto first = schedule_run(args);
+  first->trainer->set_out_of_memory_hook_for_testing([](int64_t batch_size) {
+    TORCH_CHECK_WITH(OutOfMemoryError, batch_size <= 5, "CUDA out of memory (simulated at ", batch_size, ")");
+  });
+  first->trainer->train();
+  ASSERT_EQ(TrainerState::load(dir.file("auto/checkpoint-2/trainer_state.json")).train_batch_size, 5);
+  auto resumed = schedule_run(args);  // the argument still says 8
+  std::vector<int64_t> sizes;
+  resumed->trainer->set_out_of_memory_hook_for_testing([&](int64_t batch_size) {
+    if (sizes.empty() || sizes.back() != batch_size) sizes.push_back(batch_size);
+  });
+  resumed->trainer->train(dir.file("auto/checkpoint-2"));
+  EXPECT_EQ(sizes, std::vector<int64_t>{5});
+  EXPECT_EQ(resumed->trainer->state().train_batch_size, 5);
+  expect_contains(resumed->console.str(),
+                  {"auto_find_batch_size: resuming with per_device_train_batch_size 5, "
+                   "the size checkpoint-2 trained with (the argument says 8)"});
+  TrainingArguments direct_args = tiny_args(dir.file("direct"));
+  direct_args.max_steps = 6;
+  direct_args.per_device_train_batch_size = 5;
+  auto direct = schedule_run(direct_args);
+  direct->trainer->train();
+  const auto a = schedule_run_weights(*resumed->trainer);
+  const auto b = schedule_run_weights(*direct->trainer);
+  for (const auto& [name, tensor] : a) EXPECT_TRUE(torch::equal(tensor, b.at(name))) << name;
+  // Without auto_find_batch_size the argument decides, as in HF.
+  args.auto_find_batch_size = false;
+  args.output_dir = dir.file("auto");
+  auto plain = schedule_run(args);
+  sizes.clear();
+  plain->trainer->set_out_of_memory_hook_for_testing([&](int64_t batch_size) {
+    if (sizes.empty() || sizes.back() != batch_size) sizes.push_back(batch_size);
+  });
+  plain->trainer->train(dir.file("auto/checkpoint-4"));
+  EXPECT_EQ(sizes, std::vector<int64_t>{8});
+}
+
 TEST(TrainerSchedule, OutOfMemoryWithoutAutoFindOrAtBatchOneIsAnError) {
   TempDir dir;
   TrainingArguments args = tiny_args(dir.file("plain"));

@@ -155,7 +155,8 @@ TEST(TrainingArgumentsTest, ValidationRulesNameFieldValueAndRule) {
   expect_contains(validation_error({{"logging_steps", "12.5"}}), {"logging_steps", "whole number", "12.5"});
   expect_contains(validation_error({{"device", "gpu"}}), {"training argument device", "gpu"});
   expect_contains(validation_error({{"placement", "lazy"}}), {"training argument placement", "lazy"});
-  expect_contains(validation_error({{"report_to", "jsonl,csv"}}), {"report_to", "jsonl, none, all", "'csv'"});
+  expect_contains(validation_error({{"report_to", "jsonl,csv"}}),
+                  {"report_to", "jsonl, tensorboard, none, all", "'csv'"});
   expect_contains(validation_error({{"max_length", "1"}}), {"max_length", ">= 2"});
   expect_contains(validation_error({{"max_length", "256"}, {"truncation_keep_head", "255"}}),
                   {"truncation_keep_head", "between 0 and max_length - 2 = 254", "found 255",
@@ -240,7 +241,11 @@ TEST(TrainingArgumentsTest, ResolvedHelpersFollowHf) {
   EXPECT_FALSE(args.metric_greater_is_better());
 
   EXPECT_EQ(TrainingArguments().resolved_report_to(), std::vector<std::string>{"jsonl"});
-  EXPECT_EQ(with({{"report_to", "all"}}).resolved_report_to(), std::vector<std::string>{"jsonl"});
+  EXPECT_EQ(with({{"report_to", "all"}}).resolved_report_to(),
+            (std::vector<std::string>{"jsonl", "tensorboard"}));
+  EXPECT_EQ(with({{"report_to", "TensorBoard"}}).resolved_report_to(),
+            std::vector<std::string>{"tensorboard"});
+  EXPECT_TRUE(with({{"report_to", "tensorboard,none"}}).resolved_report_to().empty());
   EXPECT_TRUE(with({{"report_to", "none"}}).resolved_report_to().empty());
   EXPECT_EQ(with({{"seed", "5"}}).resolved_data_seed(), 5);
   EXPECT_EQ(with({{"seed", "5"}, {"data_seed", "9"}}).resolved_data_seed(), 9);
@@ -306,6 +311,12 @@ TEST(TrainingArgumentsTest, JsonErrorsNameKeyExpectedTypeAndFound) {
       {"\"report_to\" must be a list of strings", "[1]"});
   // An unknown key in a file is a warning naming it (a file from another transformers version loads).
   std::vector<std::string> warnings;
+  // An integration berth lacks, from HF's file, is dropped with a warning and jsonl takes its place.
+  merge_training_arguments_json(args, R"({"report_to": ["wandb"]})", "my.json", &warnings);
+  EXPECT_EQ(args.report_to, std::vector<std::string>{"jsonl"});
+  ASSERT_EQ(warnings.size(), 1u);
+  expect_contains(warnings[0], {"report_to wandb ignored", "berth has no such integration"});
+  warnings.clear();
   merge_training_arguments_json(args, R"({"learning_rte": 1})", "my.json", &warnings);
   ASSERT_EQ(warnings.size(), 1u);
   expect_contains(warnings[0],
@@ -331,25 +342,24 @@ TEST(TrainingArgumentsTest, ReadsHfsOwnTrainingArgsJsonWithOneWarning) {
   EXPECT_EQ(args.seed, 7);
   EXPECT_EQ(args.warmup_ratio, 0.1);
   EXPECT_EQ(args.weight_decay, 0.01);
-  // tensorboard is dropped with a warning, berth's jsonl takes its place; the HF-only keys are one line.
-  EXPECT_EQ(args.report_to, std::vector<std::string>{"jsonl"});
-  ASSERT_EQ(warnings.size(), 2u);
-  expect_contains(warnings[0], {"report_to tensorboard ignored", "berth has no such integration"});
-  expect_contains(warnings[1], {"HF training argument(s) berth does not implement", "fp16_backend, ",
+  // HF's tensorboard is berth's too; the HF-only keys are one line.
+  EXPECT_EQ(args.report_to, std::vector<std::string>{"tensorboard"});
+  ASSERT_EQ(warnings.size(), 1u);
+  expect_contains(warnings[0], {"HF training argument(s) berth does not implement", "fp16_backend, ",
                                 "fp16_opt_level, ", "push_to_hub, ", "hub_strategy, "});
   // gradient_checkpointing is berth's own now.
-  EXPECT_FALSE(berth::testing::contains(warnings[1], "gradient_checkpointing"));
+  EXPECT_FALSE(berth::testing::contains(warnings[0], "gradient_checkpointing"));
   // fp16, bf16, deepspeed and fsdp are berth's own now: read, not ignored (HF writes fsdp as a list).
-  EXPECT_FALSE(berth::testing::contains(warnings[1], "deepspeed"));
-  EXPECT_FALSE(berth::testing::contains(warnings[1], "fp16, "));
-  EXPECT_FALSE(berth::testing::contains(warnings[1], "fsdp, "));
+  EXPECT_FALSE(berth::testing::contains(warnings[0], "deepspeed"));
+  EXPECT_FALSE(berth::testing::contains(warnings[0], "fp16, "));
+  EXPECT_FALSE(berth::testing::contains(warnings[0], "fsdp, "));
   EXPECT_FALSE(args.fp16);
   EXPECT_FALSE(args.bf16);
   EXPECT_FALSE(args.deepspeed.has_value());
   EXPECT_EQ(args.fsdp, "");
-  EXPECT_FALSE(berth::testing::contains(warnings[1], "learning_rate"));
+  EXPECT_FALSE(berth::testing::contains(warnings[0], "learning_rate"));
   EXPECT_FALSE(
-      berth::testing::contains(warnings[1], "_n_gpu"));  // HF's private fields are not worth a mention
+      berth::testing::contains(warnings[0], "_n_gpu"));  // HF's private fields are not worth a mention
 }
 
 TEST(TrainingArgumentsTest, PrecisionAndShardingArguments) {

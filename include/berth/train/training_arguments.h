@@ -68,7 +68,7 @@ struct TrainingArguments {
   bool group_by_length = false;  // batches of similar length (less padding): HF's LengthGroupedSampler
   std::optional<std::string>
       resume_from_checkpoint;                      // a checkpoint folder, or "latest" (newest in output_dir)
-  std::vector<std::string> report_to = {"jsonl"};  // jsonl|none|all (all = every integration berth has)
+  std::vector<std::string> report_to = {"jsonl"};  // jsonl|tensorboard|none|all (all: both)
   bool disable_tqdm = false;
   // Several processes (HF's ddp_* arguments)
   std::optional<std::string> ddp_backend;          // unset: nccl for CUDA devices, else gloo; or mpi
@@ -127,7 +127,8 @@ struct TrainingArguments {
   // The metric's key in evaluation results: "eval_" + metric unless it already starts with "eval_";
   // throws berth::Error when there is no metric (see resolved_metric_for_best_model).
   std::string best_metric_key() const;
-  // report_to with "all" expanded to berth's integrations and "none" removed: {} or {"jsonl"}.
+  // report_to with "all" expanded to berth's integrations, "none" winning: a sorted subset of {jsonl,
+  // tensorboard}.
   std::vector<std::string> resolved_report_to() const;
   // HF's should_save: whether the process of global `rank` and node-local `local_rank` writes checkpoints
   // and the final model: rank 0; with save_on_each_node, every node's local rank 0.
