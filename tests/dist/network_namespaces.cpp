@@ -100,7 +100,8 @@ NetworkNamespaces::NetworkNamespaces(int hosts) : subnet_(static_cast<int>(::get
     netns_run("ip netns exec " + switch_ + " ip link set br0 up");
     for (int h = 0; h < hosts; ++h) {
       const std::string ns = base + "-h" + std::to_string(h);
-      const std::string port = "p" + std::to_string(h);
+      const std::string port =
+          std::string("p").append(std::to_string(h));  // GCC 12 -Warray-bounds misfires on "p" + str
       netns_run("ip netns add " + ns);
       names_.push_back(ns);
       netns_run("ip link add eth0 netns " + ns + " type veth peer name " + port + " netns " + switch_);
