@@ -72,11 +72,12 @@ class C10dWork : public PendingWork {
 class C10dCommunicator : public Communicator {
  public:
   C10dCommunicator(c10::intrusive_ptr<compat::C10dBackend> group, c10::intrusive_ptr<c10d::Store> store,
-                   int rank, int world, std::string backend, c10::Device device, FailureTimes times)
+                   int rank, int world, std::string backend, c10::Device device, FailureTimes times,
+                   std::vector<std::string> who)
       : group_(std::move(group)),
         device_(device),
         failures_(std::make_shared<const CollectiveFailure>(
-            FailureContext{"", rank, world, std::move(backend), times}, std::move(store))) {}
+            FailureContext{"", rank, world, std::move(backend), times, std::move(who)}, std::move(store))) {}
 
   ~C10dCommunicator() override {
     // A group whose wait gave up on a stopped peer is left behind, never destroyed: its destructor would join
@@ -232,9 +233,9 @@ class C10dCommunicator : public Communicator {
 std::shared_ptr<Communicator> make_c10d_communicator(c10::intrusive_ptr<compat::C10dBackend> group,
                                                      c10::intrusive_ptr<c10d::Store> store, int rank,
                                                      int world, std::string backend, c10::Device device,
-                                                     FailureTimes times) {
+                                                     FailureTimes times, std::vector<std::string> who) {
   return std::make_shared<C10dCommunicator>(std::move(group), std::move(store), rank, world,
-                                            std::move(backend), device, times);
+                                            std::move(backend), device, times, std::move(who));
 }
 
 }  // namespace berth::dist

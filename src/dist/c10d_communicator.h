@@ -19,10 +19,11 @@ class Store;
 
 namespace berth::dist {
 
-// `group`: the connected process group; `store`: the rendezvous store its heartbeat beats in (world > 1).
+// `group`: the connected process group; `store`: the rendezvous store its heartbeat beats in (world > 1);
+// `who[r]`: rank r's host and pid as the rendezvous recorded them, for failure messages.
 std::shared_ptr<Communicator> make_c10d_communicator(c10::intrusive_ptr<compat::C10dBackend> group,
                                                      c10::intrusive_ptr<c10d::Store> store, int rank,
                                                      int world, std::string backend, c10::Device device,
-                                                     FailureTimes times);
+                                                     FailureTimes times, std::vector<std::string> who = {});
 
 }  // namespace berth::dist

@@ -45,7 +45,8 @@ namespace {
 
 CollectiveFailure::CollectiveFailure(FailureContext ctx, c10::intrusive_ptr<c10d::Store> store)
     : ctx_(std::move(ctx)) {
-  if (ctx_.world > 1) heartbeat_ = std::make_unique<Heartbeat>(std::move(store), ctx_.rank, ctx_.world);
+  if (ctx_.world > 1)
+    heartbeat_ = std::make_unique<Heartbeat>(std::move(store), ctx_.rank, ctx_.world, ctx_.who);
 }
 
 void CollectiveFailure::wait(c10d::Work& work, const std::string& what) const {
@@ -63,6 +64,8 @@ void CollectiveFailure::wait(c10d::Work& work, const std::string& what) const {
       } catch (const std::exception&) {
         if (work.isCompleted()) throw;  // the collective's own failure, not the poll's "timed out"
       }
+      // The store first: while it does not answer, every peer's heartbeat looks still.
+      if (heartbeat_->store_silence() >= ctx_.times.heartbeat) fail_store_silent(what);
       const std::vector<int> frozen = heartbeat_->frozen(ctx_.times.heartbeat);
       if (!frozen.empty()) fail_unresponsive(what, frozen);
     }
@@ -76,14 +79,28 @@ void CollectiveFailure::wait(c10d::Work& work, const std::string& what) const {
 void CollectiveFailure::fail_unresponsive(const std::string& what, const std::vector<int>& ranks) const {
   abandoned_ = true;
   const bool one = ranks.size() == 1;
-  BERTH_FAIL(what, " failed on rank ", ctx_.rank, " of ", ctx_.world, " (", ctx_.backend,
-             "): ", one ? "rank " : "ranks ", join_ints(ranks), one ? " is" : " are",
-             " unresponsive: its heartbeat has not moved for ", seconds_text(ctx_.times.heartbeat),
+  std::string who;
+  for (int r : ranks) who += (who.empty() ? "" : ", ") + heartbeat_->describe(r);
+  BERTH_FAIL(what, " failed on rank ", ctx_.rank, " of ", ctx_.world, " (", ctx_.backend, "): ", who,
+             one ? " is" : " are", " unresponsive: its heartbeat has not moved for ",
+             seconds_text(ctx_.times.heartbeat),
              " while this rank waited (the process is alive but not running: stopped with SIGSTOP or Ctrl-Z, "
-             "held by a debugger, or its machine is paused). Fix: resume it (kill -CONT PID on its host) or "
-             "end it, then restart the job (--resume_from_checkpoint latest); BERTH_HEARTBEAT_TIMEOUT "
-             "(seconds, now ",
+             "held by a debugger, its machine is paused, or the network to it is cut). Fix: resume it (kill "
+             "-CONT PID on its host) or end it, then restart the job (--resume_from_checkpoint latest); "
+             "BERTH_HEARTBEAT_TIMEOUT (seconds, now ",
              seconds_text(ctx_.times.heartbeat), ") sets how long a silent rank is waited for.");
+}
+
+void CollectiveFailure::fail_store_silent(const std::string& what) const {
+  abandoned_ = true;
+  BERTH_FAIL(what, " failed on rank ", ctx_.rank, " of ", ctx_.world, " (", ctx_.backend,
+             "): the rendezvous store, hosted by ", heartbeat_->describe(0), ", has not answered for ",
+             seconds_text(ctx_.times.heartbeat),
+             " while this rank waited: rank 0 is unresponsive (stopped with SIGSTOP or Ctrl-Z, held by a "
+             "debugger, its machine paused, or the network to it cut). Fix: resume it (kill -CONT PID on its "
+             "host) or end it, check the network to its host, then restart the job (--resume_from_checkpoint "
+             "latest); BERTH_HEARTBEAT_TIMEOUT (seconds, now ",
+             seconds_text(ctx_.times.heartbeat), ") sets how long a silent store is waited for.");
 }
 
 void CollectiveFailure::fail(const std::string& what, const std::exception& e) const {

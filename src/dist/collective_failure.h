@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dist/heartbeat.h"
 
@@ -33,6 +34,8 @@ struct FailureContext {
   int world;
   std::string backend;
   FailureTimes times;
+  std::vector<std::string>
+      who;  // who[r]: rank r's host and pid from the rendezvous, for messages (may be empty)
 };
 
 // One communicator's failure context and heartbeat, shared with the work it has in flight.
@@ -52,6 +55,7 @@ class CollectiveFailure {
 
  private:
   [[noreturn]] void fail_unresponsive(const std::string& what, const std::vector<int>& ranks) const;
+  [[noreturn]] void fail_store_silent(const std::string& what) const;
 
   FailureContext ctx_;
   std::unique_ptr<Heartbeat> heartbeat_;

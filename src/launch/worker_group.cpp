@@ -139,7 +139,7 @@ bool WorkerGroup::note_stop_or_continue(Worker& w, int status) {
     err_ << "berth launch: rank " << w.rank << " (pid " << w.pid << ") was stopped by "
          << signal_name(WSTOPSIG(status))
          << ": it is unresponsive, and the other ranks wait for it in their next collective until "
-            "BERTH_HEARTBEAT_TIMEOUT (30 s by default). Fix: kill -CONT "
+            "BERTH_HEARTBEAT_TIMEOUT (20 s by default). Fix: kill -CONT "
          << w.pid << " to resume it\n";
     err_.flush();
     return true;

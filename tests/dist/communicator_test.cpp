@@ -233,9 +233,9 @@ TEST(CommunicatorTest, DeadRankIsNamedByItsStoppedHeartbeat) {
   });
   EXPECT_EQ(errors[1], "");
   record("error", errors[0]);
-  expect_contains(errors[0],
-                  {"[berth::Error] all-reduce of gradient bucket 0 failed: a peer was lost", "rank 0 of 2",
-                   "Rank 1 has stopped its heartbeat", "probably crashed", "c10d said:"});
+  expect_contains(
+      errors[0], {"[berth::Error] all-reduce of gradient bucket 0 failed: a peer was lost", "rank 0 of 2",
+                  "Rank 1 (host ", " pid ", ") has stopped its heartbeat", "probably crashed", "c10d said:"});
 }
 
 TEST(CommunicatorTest, RendezvousNamesTheMissingRank) {
