@@ -1,5 +1,6 @@
 // Charset decoding to UTF-8 for email text.
 #include "berth/data/charset.h"
+#include "core/utf8_check.h"
 #include "tokenizer/utf8.h"
 
 #include <algorithm>
@@ -64,16 +65,6 @@ size_t valid_sequence_length(std::string_view s, size_t pos, size_t* valid_prefi
   return length;
 }
 
-bool is_valid_utf8(std::string_view s) {
-  size_t prefix = 0;
-  for (size_t pos = 0; pos < s.size();) {
-    const size_t length = valid_sequence_length(s, pos, &prefix);
-    if (length == 0) return false;
-    pos += length;
-  }
-  return true;
-}
-
 std::string normalize_charset(std::string_view charset) {
   std::string name;
   for (char c : charset)
@@ -113,7 +104,7 @@ std::string to_utf8(std::string_view bytes, std::string_view charset) {
   if (std::find(kWindows1252Names.begin(), kWindows1252Names.end(), name) != kWindows1252Names.end())
     return decode_windows_1252(bytes);
   if (name.empty() || name == "us-ascii" || name == "ascii" || name == "ansi_x3.4-1968") {
-    if (is_valid_utf8(bytes)) return std::string(bytes);
+    if (!text::first_invalid_utf8(bytes)) return std::string(bytes);
     return decode_windows_1252(bytes);
   }
   return sanitize_utf8(bytes);

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "berth/core/error.h"
+#include "core/utf8_check.h"
 
 namespace berth::io {
 namespace {
@@ -353,40 +354,9 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-// JSON strings must be UTF-8; a name that is not would make a file other readers refuse.
-bool valid_utf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    size_t length = 0;
-    uint32_t code = 0;
-    if (byte < 0x80) {
-      ++i;
-      continue;
-    } else if ((byte & 0xe0) == 0xc0) {
-      length = 2, code = byte & 0x1f;
-    } else if ((byte & 0xf0) == 0xe0) {
-      length = 3, code = byte & 0x0f;
-    } else if ((byte & 0xf8) == 0xf0) {
-      length = 4, code = byte & 0x07;
-    } else {
-      return false;
-    }
-    if (i + length > text.size()) return false;
-    for (size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xc0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3f);
-    }
-    constexpr uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kMinimum[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
-    i += length;
-  }
-  return true;
-}
-
 void check_utf8(std::string_view text, const char* what) {
-  BERTH_CHECK(valid_utf8(text), "safetensors: ", what, " '", excerpt(text),
+  // JSON strings must be UTF-8; a name that is not would make a file other readers refuse.
+  BERTH_CHECK(!text::first_invalid_utf8(text), "safetensors: ", what, " '", excerpt(text),
               "' is not valid UTF-8, which a JSON header cannot hold. Fix: use a UTF-8 name");
 }
 
