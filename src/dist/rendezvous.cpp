@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -205,6 +208,66 @@ c10::intrusive_ptr<c10d::Store> connect_tcp_store(const std::string& host, int p
   return store;
 }
 
+// The previous holder of `rank` in `store`'s newest communicator ("host NAME at ADDR pid N"), or "".
+std::string previous_holder(c10d::Store& store, int rank) {
+  try {
+    const std::vector<uint8_t> count = store.get("berth/instances/" + std::to_string(rank));
+    const std::string key =
+        "berth/" + std::string(count.begin(), count.end()) + "/arrived/" + std::to_string(rank);
+    if (!store.check({key})) return "";
+    const std::vector<uint8_t> who = store.get(key);
+    return std::string(who.begin(), who.end());
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// A rank that finds its own rank already in rank 0's store meets a group that is still running: its host
+// returned after a failure before the survivors noticed it. It waits for that group to end and its store to
+// go, then joins the next one (the survivors' launchers restart theirs), instead of waiting in a key space
+// rank 0 never enters. Only a process's first join of a store: a second communicator over it is legitimate.
+c10::intrusive_ptr<c10d::Store> wait_for_a_fresh_store(c10::intrusive_ptr<c10d::Store> store,
+                                                       const std::string& host, int port, int rank, int world,
+                                                       const CommOptions& options) {
+  static std::mutex mutex;
+  static std::set<std::string> joined;
+  const std::string where = host + ":" + std::to_string(port);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!joined.insert(where).second) return store;
+  }
+  const std::string key = "berth/instances/" + std::to_string(rank);
+  const auto deadline = std::chrono::steady_clock::now() + options.rendezvous_timeout;
+  bool waited = false;
+  while (store->check({key})) {
+    const std::string holder = previous_holder(*store, rank);
+    std::cerr << "rank " << rank << " of " << world << ": the store at " << where
+              << " serves a group that is still running, where rank " << rank << " is "
+              << (holder.empty() ? "another process" : holder)
+              << "; waiting for that group to end and the next one to start\n";
+    waited = true;
+    try {
+      while (store->check({key})) {
+        BERTH_CHECK(std::chrono::steady_clock::now() < deadline, "rank ", rank, " of ", world,
+                    ": the store at ", where, " still serves a running group where rank ", rank, " is ",
+                    holder.empty() ? "another process" : holder, ", after ",
+                    seconds_text(options.rendezvous_timeout),
+                    ". Fix: that process is a rank of the same --node-rank still running: stop it (or wait "
+                    "for its group to fail), or give this run another --master-port");
+        std::this_thread::sleep_for(Millis(250));
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception&) {
+      // The old group's rank 0 has exited and its store with it: connect to the next one.
+    }
+    store = connect_tcp_store(host, port, rank, world, options);
+  }
+  if (waited)
+    std::cerr << "rank " << rank << " of " << world << ": joining the new group at " << where << "\n";
+  return store;
+}
+
 // rendezvous "file://PATH": a FileStore every rank opens.
 std::shared_ptr<Communicator> init_over_file(const DistEnv& env, c10::Device device,
                                              const CommOptions& options) {
@@ -245,6 +308,7 @@ std::shared_ptr<Communicator> init_over_tcp(const DistEnv& env, c10::Device devi
     port = *env.master_port;
   }
   auto store = connect_tcp_store(host, port, env.rank, env.world_size, options);
+  if (env.rank != 0) store = wait_for_a_fresh_store(store, host, port, env.rank, env.world_size, options);
   return make_c10d(store, env.rank, env.world_size, device, options, host + ":" + std::to_string(port), host);
 }
 

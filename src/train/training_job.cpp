@@ -16,6 +16,7 @@
 #include "berth/data/encode_text_dataset.h"
 #include "berth/data/pack_blocks.h"
 #include "berth/device/device.h"
+#include "berth/dist/communicator.h"
 #include "berth/model/auto_model.h"
 #include "berth/model/model_presets.h"
 #include "berth/placement/place.h"
@@ -78,17 +79,34 @@ void check_model_choice(const TrainingJobOptions& options) {
 }
 
 // After `berth launch --max-restarts` restarted the group, the run continues from its latest checkpoint
-// (torchrun's contract, which leaves that to the script).
-void resume_after_restart(TrainingArguments& args, const EnvLookup& env, std::ostream& out) {
-  const auto count = env("TORCHELASTIC_RESTART_COUNT");
-  if (!count || *count == "0" || args.resume_from_checkpoint) return;
-  if (!std::filesystem::exists(args.output_dir) || !latest_checkpoint(args.output_dir)) {
-    out << "restart " << *count << ": no checkpoint in " << args.output_dir
-        << " yet, training from the start\n";
+// (torchrun's contract, which leaves that to the script). A host that returns after a failure starts its
+// launcher afresh (restart count 0) while the survivors restarted theirs, so the ranks agree: the group
+// resumes when any rank's launcher restarted, from the checkpoint rank 0 finds (the Trainer broadcasts it).
+void resume_after_restart(TrainingArguments& args, const EnvLookup& env, dist::Communicator& comm,
+                          std::ostream& out) {
+  const std::string mine = env("TORCHELASTIC_RESTART_COUNT").value_or("0");
+  const std::vector<std::string> counts = comm.world_size() > 1
+                                              ? comm.all_gather_string(mine, "the launchers' restart counts")
+                                              : std::vector<std::string>{mine};
+  const auto restarted =
+      std::find_if(counts.begin(), counts.end(), [](const std::string& c) { return !c.empty() && c != "0"; });
+  if (restarted == counts.end()) return;
+  std::string found;  // rank 0 holds the checkpoints (save_on_each_node: every host holds the same)
+  if (comm.rank() == 0 && std::filesystem::exists(args.output_dir) && latest_checkpoint(args.output_dir))
+    found = "latest";
+  found = comm.broadcast_string(found, 0, "whether a checkpoint to resume from exists");
+  if (args.resume_from_checkpoint) return;
+  const std::string who =
+      "restart " + *restarted +
+      (comm.world_size() > 1 && mine == "0" ? " (rank " + std::to_string(restarted - counts.begin()) +
+                                                  "'s launcher restarted its group; this host rejoined)"
+                                            : std::string());
+  if (found.empty()) {
+    out << who << ": no checkpoint in " << args.output_dir << " yet, training from the start\n";
     return;
   }
-  args.resume_from_checkpoint = "latest";
-  out << "restart " << *count << ": resuming from the latest checkpoint in " << args.output_dir << "\n";
+  args.resume_from_checkpoint = found;
+  out << who << ": resuming from the latest checkpoint in " << args.output_dir << "\n";
 }
 
 // "num_hidden_layers=2,hidden_dropout_prob=0.2" over a preset's config; the family validates the result
@@ -364,7 +382,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
         << (every == 1 ? std::string("every layer") : "every " + std::to_string(every) + "th layer")
         << " recomputed in backward\n";
   }
-  resume_after_restart(args, env, out);
+  resume_after_restart(args, env, *plan->process.comm, out);
 
   const tokenizer::Tokenizer tokenizer =
       tokenizer::load_tokenizer(options.tokenizer.empty() ? options.model : options.tokenizer);

@@ -2,7 +2,8 @@
 // bert-tiny with a checkpoint every few steps into one shared output_dir. A host's processes killed, a host's
 // worker stopped (the other host's and the store host's), the link cut: every surviving rank exits within 30
 // s naming the lost rank and its address, its launcher exits non-zero, every checkpoint's manifest verifies;
-// and with --max-restarts the run resumes when the host returns and finishes. Each test prints its detection
+// and with --max-restarts the run resumes when the host returns (with the same command, early or late) and
+// finishes. Each test prints its detection
 // time (fault to the survivors' exit). Skipped, saying why, without root or `ip netns`.
 #include <gtest/gtest.h>
 
@@ -114,6 +115,32 @@ class NetnsHosts : public ::testing::Test {
     EXPECT_GT(checked, 0);
   }
 
+  // Both launchers exit 0 after host 0 restarted its group and every rank resumed from a checkpoint; the run
+  // reached step 300 and every checkpoint verifies.
+  void expect_resumed_to_the_end() {
+    ASSERT_TRUE(hosts[0]->wait(150)) << hosts[0]->output();
+    ASSERT_TRUE(hosts[1]->wait(30)) << hosts[1]->output();
+    EXPECT_EQ(hosts[0]->exit_code(), 0) << hosts[0]->output();
+    EXPECT_EQ(hosts[1]->exit_code(), 0) << hosts[1]->output();
+    testing::expect_contains(
+        hosts[0]->output(), {"restarting the group (attempt 2 of 2)", "resuming from the latest checkpoint"});
+    std::ifstream state(dir.file("out/checkpoint-300/trainer_state.json"));
+    ASSERT_TRUE(state.good());
+    EXPECT_EQ(nlohmann::json::parse(state).at("global_step").get<int>(), 300);
+    expect_checkpoints_intact();
+  }
+
+  // The same two hosts without the fault end with the same weights, bit for bit.
+  void expect_weights_of_an_uninterrupted_run() {
+    std::filesystem::rename(dir.file("out"), dir.file("resumed"));
+    hosts[0] = start(0, launch_command(0, "300"));
+    hosts[1] = start(1, launch_command(1, "300"));
+    ASSERT_TRUE(hosts[0]->wait(120) && hosts[1]->wait(30)) << hosts[0]->output();
+    ASSERT_EQ(hosts[0]->exit_code(), 0) << hosts[0]->output();
+    const auto [worst, name] = testing::largest_weight_difference(dir.file("out"), dir.file("resumed"));
+    EXPECT_EQ(worst, 0.0) << "largest difference in " << name;
+  }
+
   std::string rank_on(int rank, int host) const {
     return "rank " + std::to_string(rank) + " (host " + testing_hostname() + " at " + net->address(host) +
            " pid ";
@@ -194,38 +221,39 @@ TEST_F(NetnsHosts, PacketLossStopsBothSides) {
   expect_checkpoints_intact();
 }
 
-// --max-restarts 1 on host 0; host 1's processes are killed, then it comes back (the same command with
-// --resume-from-checkpoint latest, as the restarted group resumes from the latest checkpoint): the run
-// finishes all its steps from the checkpoint, with the weights of an uninterrupted two-host run, bit for bit.
+// --max-restarts 1 on host 0; host 1's processes are killed and it comes back at once with the same command:
+// the ranks agree to resume (host 0's launcher restarted, host 1's is new), and the run finishes all its
+// steps from the checkpoint with the weights of an uninterrupted two-host run, bit for bit.
 TEST_F(NetnsHosts, ARestartResumesWhenTheHostReturns) {
   ASSERT_NO_FATAL_FAILURE(start_both("300", " --max-restarts 1"));
   signal_all(net->pids(1), SIGKILL);
   hosts[1]->wait(5);
-  // The host returns once host 0 has restarted its group: before that it could meet the failing group's
-  // store.
-  const auto killed = Clock::now();
-  while (hosts[0]->output().find("restarting the group") == std::string::npos &&
-         netns_seconds_since(killed) < kNetnsDetectionLimit && !hosts[0]->wait(0.2)) {
-  }
-  hosts[1] = start(1, launch_command(1, "300", "", " --resume-from-checkpoint latest"));
-  ASSERT_TRUE(hosts[0]->wait(120)) << hosts[0]->output();
-  ASSERT_TRUE(hosts[1]->wait(30)) << hosts[1]->output();
-  EXPECT_EQ(hosts[0]->exit_code(), 0) << hosts[0]->output();
-  EXPECT_EQ(hosts[1]->exit_code(), 0) << hosts[1]->output();
-  testing::expect_contains(hosts[0]->output(),
-                           {"restarting the group (attempt 2 of 2)", "resuming from the latest checkpoint"});
-  std::ifstream state(dir.file("out/checkpoint-300/trainer_state.json"));
-  ASSERT_TRUE(state.good());
-  EXPECT_EQ(nlohmann::json::parse(state).at("global_step").get<int>(), 300);
-  expect_checkpoints_intact();
-  // The same two hosts without the fault.
-  std::filesystem::rename(dir.file("out"), dir.file("resumed"));
-  hosts[0] = start(0, launch_command(0, "300"));
   hosts[1] = start(1, launch_command(1, "300"));
-  ASSERT_TRUE(hosts[0]->wait(120) && hosts[1]->wait(30)) << hosts[0]->output();
-  ASSERT_EQ(hosts[0]->exit_code(), 0) << hosts[0]->output();
-  const auto [worst, name] = testing::largest_weight_difference(dir.file("out"), dir.file("resumed"));
-  EXPECT_EQ(worst, 0.0) << "largest difference in " << name;
+  ASSERT_NO_FATAL_FAILURE(expect_resumed_to_the_end());
+  ASSERT_NO_FATAL_FAILURE(expect_weights_of_an_uninterrupted_run());
+}
+
+// Host 1 hangs (its worker stopped) and is restarted before host 0 notices: the new rank 1 finds the old
+// group's store still serving, says so, waits for that group to end, joins the restarted one and resumes.
+TEST_F(NetnsHosts, AHostRestartedBeforeTheOthersNoticeWaitsForTheNextGroup) {
+  ASSERT_NO_FATAL_FAILURE(start_both("300", " --max-restarts 1"));
+  const std::vector<pid_t> hung = workers(1);
+  ASSERT_FALSE(hung.empty());
+  signal_all(hung, SIGSTOP);
+  ::kill(hosts[1]->pid(), SIGKILL);  // its launcher; the stopped worker stays behind
+  hosts[1]->wait(5);
+  hosts[1] = start(1, launch_command(1, "300"));
+  const auto returned = Clock::now();
+  while (hosts[0]->output().find("restarting the group") == std::string::npos &&
+         netns_seconds_since(returned) < kNetnsDetectionLimit && !hosts[0]->wait(0.2)) {
+  }
+  signal_all(hung, SIGKILL);
+  ASSERT_NO_FATAL_FAILURE(expect_resumed_to_the_end());
+  testing::expect_contains(hosts[1]->output(), {"rank 1 of 2: the store at " + net->address(0) +
+                                                    ":29500 serves a group that is "
+                                                    "still running, where rank 1 is " +
+                                                    rank_on(1, 1).substr(8),
+                                                "waiting for that group to end", "joining the new group at"});
 }
 
 }  // namespace
