@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "berth/core/error.h"
 #include "berth/train/unsupported_hf_arguments.h"
@@ -39,6 +40,40 @@ void add_training_flags(CLI::App& command, TrainingFlags& flags) {
   }
 }
 
+namespace {
+
+// transformers 5's activation_checkpointing(_kwargs) and its older name gradient_checkpointing(_kwargs) set
+// one field: given both on one command line, they must say the same (a JSON file is checked as it loads).
+void check_alias_flags_agree(const TrainingFlags& flags) {
+  for (const std::string suffix : {"", "_kwargs"}) {
+    const std::string old_name = "gradient_checkpointing" + suffix;
+    const std::string new_name = "activation_checkpointing" + suffix;
+    const CLI::Option* old_flag = flags.options.at(old_name);
+    const CLI::Option* new_flag = flags.options.at(new_name);
+    if (old_flag->count() == 0 || new_flag->count() == 0) continue;
+    auto value_of = [&](const std::string& name, const CLI::Option* option) {
+      const std::string text = flags.values.at(name);
+      return text.empty() && option->get_expected_min() == 0 ? std::string("true") : text;
+    };
+    train::TrainingArguments by_old, by_new;
+    train::set_training_argument(by_old, old_name, value_of(old_name, old_flag));
+    train::set_training_argument(by_new, new_name, value_of(new_name, new_flag));
+    auto kwargs = [](const train::TrainingArguments& a) {  // spacing and key order aside
+      return a.gradient_checkpointing_kwargs ? nlohmann::json::parse(*a.gradient_checkpointing_kwargs).dump()
+                                             : std::string();
+    };
+    BERTH_CHECK(
+        by_old.gradient_checkpointing == by_new.gradient_checkpointing && kwargs(by_old) == kwargs(by_new),
+        "--", old_name, " ", value_of(old_name, old_flag), " and --", new_name, " ",
+        value_of(new_name, new_flag),
+        " disagree: they are two names of one setting (transformers 5 "
+        "renamed ",
+        old_name, " to ", new_name, "). Fix: give one of them");
+  }
+}
+
+}  // namespace
+
 train::TrainingArguments resolve_training_arguments(const TrainingFlags& flags,
                                                     std::vector<std::string>* warnings) {
   if (flags.command) {
@@ -65,6 +100,7 @@ train::TrainingArguments resolve_training_arguments(const TrainingFlags& flags,
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     train::merge_training_arguments_json(args, text, flags.args_file, warnings);
   }
+  if (!flags.options.empty()) check_alias_flags_agree(flags);
   for (const auto& [name, option] : flags.options) {
     if (option->count() == 0) continue;
     std::string text = flags.values.at(name);

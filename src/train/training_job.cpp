@@ -28,6 +28,7 @@
 #include "berth/train/metrics_text.h"
 #include "berth/train/question_answering_job.h"
 #include "berth/train/run_plan.h"
+#include "berth/train/tensorboard_log.h"
 #include "berth/train/token_classification_data.h"
 #include "berth/train/trainer.h"
 
@@ -64,6 +65,11 @@ void check_model_choice(const TrainingJobOptions& options) {
               "train: no output directory. Fix: --output-dir DIR (or output_dir in --args)");
   // Before the data and the model load: create_directories would fail later with a bare filesystem error.
   check_output_directory(options.args.output_dir, "--output_dir");
+  const std::vector<std::string> reports = options.args.resolved_report_to();
+  if (std::find(reports.begin(), reports.end(), "tensorboard") != reports.end()) {
+    const std::string logdir = tensorboard_logging_dir(options.args.output_dir, "");
+    check_output_directory(logdir, "TENSORBOARD_LOGGING_DIR (report_to tensorboard's logging directory)");
+  }
   if (!options.hp_space.empty()) check_input_file(options.hp_space, "--hp-search");
   BERTH_CHECK(options.hp_space.empty() || options.n_trials > 0 || options.hp_method == "grid",
               "train: --n-trials 0 runs no trial of a random search. Fix: --n-trials 10, or --hp-method grid "
@@ -379,7 +385,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   if (args.gradient_checkpointing) {
     const int64_t every = args.checkpoint_every_n_layers();
     out << "activation checkpointing: "
-        << (every == 1 ? std::string("every layer") : "every " + std::to_string(every) + "th layer")
+        << (every == 1 ? std::string("every layer") : "one layer in every " + std::to_string(every))
         << " recomputed in backward\n";
   }
   resume_after_restart(args, env, *plan->process.comm, out);

@@ -200,6 +200,18 @@ std::vector<BadInputCase> train_cases() {
        {"do not fit BertForSequenceClassification built from config.json",
         "bert.embeddings.word_embeddings.weight: checkpoint has [180, 32], the model expects [180, 48]",
         "more", "Fix: config.json does not describe these weights"}},  // not even training_args.json
+      {"train_checkpointing_aliases_disagree",
+       kTrainOut + "--gradient_checkpointing true --activation_checkpointing false",
+       {},
+       {"--gradient_checkpointing true and --activation_checkpointing false disagree",
+        "two names of one setting", "Fix: give one of them"}},
+      {"train_checkpointing_kwargs_aliases_disagree",
+       kTrainOut +
+           "--gradient_checkpointing_kwargs '{\"every_n_layers\": 2}' --activation_checkpointing_kwargs "
+           "'{\"every_n_layers\": 1}'",
+       {},
+       {"--gradient_checkpointing_kwargs", "and --activation_checkpointing_kwargs", "disagree",
+        "Fix: give one of them"}},
       {"train_config_does_not_fit_the_weights_in_a_search",
        "train --model {D}/wide --train {D}/good.jsonl --eval {D}/good.jsonl --max-length 32 --max-steps 1 "
        "--output-dir {D}/out --hp-search {D}/space.json --n-trials 1",

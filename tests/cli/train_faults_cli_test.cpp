@@ -49,6 +49,22 @@ TEST(TrainFaultsCli, NanGradientsStopWithExitTwoNamingTheStepAndAParameter) {
        "--max_nonfinite_steps (0: never stop)"});
 }
 
+// report_to tensorboard with its logging directory blocked by a file: refused before anything is written.
+TEST(TrainFaultsCli, ATensorBoardDirectoryThatCannotBeMadeIsRefusedBeforeAnythingIsWritten) {
+  TempDir dir;
+  faults_cli_write_split(dir.file("train.jsonl"), 8);
+  std::ofstream(dir.file("blocked")) << "a file";
+  const auto result =
+      run_cli(faults_cli_train(dir, dir.file("out")) + " --max_steps 1 --report_to tensorboard", true,
+              "TENSORBOARD_LOGGING_DIR=" + dir.file("blocked/tb"));
+  ASSERT_EQ(result.exit_code, 2) << result.output;
+  expect_contains(result.output, {"TENSORBOARD_LOGGING_DIR (report_to tensorboard's logging directory) " +
+                                      dir.file("blocked/tb") + ": cannot create the directory because " +
+                                      dir.file("blocked") + " is a file",
+                                  "Fix: choose a path under a directory"});
+  EXPECT_FALSE(fs::exists(dir.file("out"))) << "written before the refusal";
+}
+
 TEST(TrainFaultsCli, ADamagedCheckpointIsRefusedByNameAndSkippedByLatest) {
   TempDir dir;
   faults_cli_write_split(dir.file("train.jsonl"), 16);
