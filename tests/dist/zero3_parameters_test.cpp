@@ -15,6 +15,7 @@
 
 #include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_presets.h"
+#include "support/flat_layouts.h"
 #include "support/rank_threads.h"
 #include "support/test_support.h"
 
@@ -62,16 +63,7 @@ BertForSequenceClassification zero3_parameters_make_model(const BertConfig& conf
   return BertForSequenceClassification(config, init);
 }
 
-FlatLayout layout_of(torch::nn::Module& model) {
-  std::vector<std::string> names;
-  std::vector<at::Tensor> params;
-  for (const auto& item : model.named_parameters()) {
-    if (!item.value().requires_grad()) continue;
-    names.push_back(item.key());
-    params.push_back(item.value());
-  }
-  return make_flat_layout(names, params);
-}
+FlatLayout layout_of(torch::nn::Module& model) { return testing::module_flat_layout(model, true); }
 
 std::pair<at::Tensor, at::Tensor> batch_of(const BertConfig& config, int rank, int64_t b = 4,
                                            int64_t t = 12) {

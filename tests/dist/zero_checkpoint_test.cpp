@@ -15,6 +15,7 @@
 #include "berth/optim/adamw.h"
 #include "berth/optim/optimizer_state_file.h"
 #include "berth/optim/param_groups.h"
+#include "support/flat_layouts.h"
 #include "support/test_support.h"
 
 namespace {
@@ -39,15 +40,7 @@ berth::BertConfig zero_checkpoint_tiny_config(int64_t hidden = 16) {
   return c;
 }
 
-FlatLayout layout_of(const torch::nn::Module& model) {
-  std::vector<std::string> names;
-  std::vector<at::Tensor> params;
-  for (const auto& item : model.named_parameters()) {
-    names.push_back(item.key());
-    params.push_back(item.value());
-  }
-  return berth::dist::make_flat_layout(names, params);
-}
+FlatLayout layout_of(const torch::nn::Module& model) { return berth::testing::module_flat_layout(model); }
 
 // Full per-parameter AdamW state (random, distinct per kind), the "truth" every partition is cut from.
 struct FullState {

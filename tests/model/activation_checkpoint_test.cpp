@@ -9,6 +9,7 @@
 #include "berth/io/safetensors.h"
 #include "berth/model/auto_model.h"
 
+#include "support/flat_layouts.h"
 #include "support/rank_threads.h"
 #include "support/test_support.h"
 
@@ -220,13 +221,7 @@ TEST(ActivationCheckpoint, TheRecomputationRunsUnderTheForwardsAutocast) {
 }
 
 berth::dist::FlatLayout checkpoint_layout(torch::nn::Module& model) {
-  std::vector<std::string> names;
-  std::vector<at::Tensor> params;
-  for (const auto& item : model.named_parameters()) {
-    names.push_back(item.key());
-    params.push_back(item.value());
-  }
-  return berth::dist::make_flat_layout(names, params);
+  return berth::testing::module_flat_layout(model);
 }
 
 // A RoBERTa masked LM and a tied Llama without dropout (the two ranks are threads sharing torch's generator),

@@ -7,6 +7,7 @@
 #include "berth/io/safetensors.h"
 #include "berth/model/auto_model.h"
 
+#include "support/flat_layouts.h"
 #include "support/rank_threads.h"
 #include "support/test_support.h"
 
@@ -30,13 +31,7 @@ struct FamilyZero3Case {
 };
 
 berth::dist::FlatLayout family_zero3_layout(torch::nn::Module& model) {
-  std::vector<std::string> names;
-  std::vector<at::Tensor> params;
-  for (const auto& item : model.named_parameters()) {
-    names.push_back(item.key());
-    params.push_back(item.value());
-  }
-  return berth::dist::make_flat_layout(names, params);
+  return berth::testing::module_flat_layout(model);
 }
 
 berth::dist::ZeroOptions family_zero3_options(int64_t threshold, bool overlap) {
