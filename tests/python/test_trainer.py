@@ -97,15 +97,28 @@ def test_compute_metrics_and_callbacks_see_what_hf_passes(tmp_path):
     assert logits.shape == (10, 2) and labels.shape == (10,)
     assert metrics["eval_agreement"] == pytest.approx(float((logits.argmax(-1) == labels).mean()))
     assert metrics["eval_accuracy"] == pytest.approx(metrics["eval_agreement"])
-    # The logits are the saved model's, as transformers computes them on the same texts.
+    # HF's own Trainer.evaluate on the saved model hands its compute_metrics the same arrays.
     model = transformers.AutoModelForSequenceClassification.from_pretrained(str(tmp_path / "out")).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "out"))
     rows = spam_ham_rows(10, 1)
-    with torch.no_grad():
-        for i, row in enumerate(rows):
-            expected = model(**tokenizer(row["text"], return_tensors="pt")).logits[0].numpy()
-            assert abs(expected - logits[i]).max() < 1e-5, i
-            assert model.config.id2label[int(labels[i])] == row["label"], i
+    label2id = model.config.label2id
+    features = [dict(tokenizer(row["text"], truncation=True, max_length=32), labels=label2id[row["label"]])
+                for row in rows]
+    hf_seen = []
+
+    def hf_compute_metrics(eval_pred):
+        hf_seen.append((eval_pred.predictions, eval_pred.label_ids))
+        return {}
+
+    hf_args = transformers.TrainingArguments(output_dir=str(tmp_path / "hf"), per_device_eval_batch_size=8,
+                                             report_to="none", use_cpu=True)
+    transformers.Trainer(model=model, args=hf_args, eval_dataset=features, processing_class=tokenizer,
+                         compute_metrics=hf_compute_metrics).evaluate()
+    hf_logits, hf_labels = hf_seen[-1]
+    assert type(hf_logits) is type(logits) and hf_logits.shape == logits.shape
+    assert hf_logits.dtype == logits.dtype and hf_labels.dtype == labels.dtype
+    assert abs(hf_logits - logits).max() < 1e-5  # float32 logits of a tiny model, padded differently
+    assert (hf_labels == labels).all()
     # Callbacks: every step in order, HF's state fields, the logs every logging_steps, the metrics.
     assert [s for s, _ in recorder.steps] == [1, 2, 3, 4]
     assert recorder.events == [("train_begin", str(tmp_path / "out"), 4)]
