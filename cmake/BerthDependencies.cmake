@@ -5,6 +5,21 @@
 if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
   set(ENV{TORCH_CUDA_ARCH_LIST} "9.0")
 endif()
+# pip install . / pip wheel . (scikit-build-core, --no-build-isolation): the torch of the Python that builds.
+if(SKBUILD AND Python_EXECUTABLE AND NOT Torch_DIR)
+  execute_process(COMMAND ${Python_EXECUTABLE} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+                  OUTPUT_VARIABLE _berth_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE)
+  list(APPEND CMAKE_PREFIX_PATH ${_berth_torch_prefix})
+  set(BERTH_PYTHON ${Python_EXECUTABLE} CACHE FILEPATH "")
+  # scripts/setup's venv holds nvcc and the CUDA headers of torch's CUDA (scripts/build passes the same).
+  execute_process(COMMAND ${Python_EXECUTABLE} -c "import sys; print(sys.prefix)"
+                  OUTPUT_VARIABLE _berth_venv OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(EXISTS ${_berth_venv}/cuda/bin/nvcc)
+    set(CUDAToolkit_ROOT ${_berth_venv}/cuda CACHE PATH "")
+    set(CUDA_TOOLKIT_ROOT_DIR ${_berth_venv}/cuda CACHE PATH "")
+    set(CMAKE_CUDA_COMPILER ${_berth_venv}/cuda/bin/nvcc CACHE FILEPATH "")
+  endif()
+endif()
 find_package(Torch REQUIRED)
 if(Torch_VERSION VERSION_LESS 2.4)
   message(FATAL_ERROR "berth needs torch 2.4 or later, found ${Torch_VERSION} (${Torch_DIR}). "

@@ -2,6 +2,14 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# A wheel (scikit-build-core) holds libberth beside berth._core, finding torch's libraries in the torch package
+# next to it; no headers, no CMake package.
+if(SKBUILD)
+  set_target_properties(berth PROPERTIES INSTALL_RPATH "$ORIGIN;$ORIGIN/../torch/lib")
+  install(TARGETS berth LIBRARY DESTINATION berth)
+  return()
+endif()
+
 install(TARGETS berth EXPORT berthTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -159,14 +159,20 @@ OptimizerStateInspection inspect_optimizer_state(const torch::optim::Optimizer& 
 }
 
 void check_optimizer_state(const torch::optim::Optimizer& optimizer, const torch::nn::Module* module) {
-  const std::vector<OptimizerStateTensor> misplaced = inspect_optimizer_state(optimizer, module).misplaced();
+  check_optimizer_state_tensors(inspect_optimizer_state(optimizer, module).tensors,
+                                "berth::place_optimizer_state(optimizer) moves every state tensor to its "
+                                "parameter's device; berth's Trainer does this on resume.");
+}
+
+void check_optimizer_state_tensors(const std::vector<OptimizerStateTensor>& tensors, std::string_view fix) {
+  std::vector<OptimizerStateTensor> misplaced;
+  for (const OptimizerStateTensor& t : tensors)
+    if (t.misplaced()) misplaced.push_back(t);
   const std::size_t params = count_params(misplaced);
   BERTH_CHECK_AS(PlacementError, misplaced.empty(), "optimizer state: ", misplaced.size(),
                  misplaced.size() == 1 ? " state tensor" : " state tensors", " (of ", params,
                  params == 1 ? " parameter) " : " parameters) ", misplaced.size() == 1 ? "is" : "are",
-                 " on another device than the parameter:", misplaced_lines(misplaced),
-                 "\nFix: berth::place_optimizer_state(optimizer) moves every state tensor to its parameter's "
-                 "device; berth's Trainer does this on resume.");
+                 " on another device than the parameter:", misplaced_lines(misplaced), "\nFix: ", fix);
 }
 
 std::string OptimizerStatePlacementReport::summary() const {

@@ -328,6 +328,24 @@ void merge_training_arguments_json(TrainingArguments& args, const std::string& j
   if (!unknown.empty() && warnings) warnings->push_back(unknown_keys_warning(source, unknown));
 }
 
+TrainingArguments training_arguments_from_kwargs_json(const std::string& json_object_text) {
+  const Json root = Json::parse(json_object_text);
+  BERTH_CHECK(root.is_object(), "TrainingArguments takes keyword arguments, found ", root.type_name(),
+              ". Fix: TrainingArguments(output_dir=\"out\", learning_rate=2e-5)");
+  for (const auto& [key, value] : root.items()) {
+    // Unlike a training_args.json from another transformers version, a keyword is the user's own setting:
+    // a name berth does not take is refused, as on the command line.
+    const std::string canonical = training_argument_alias_target(key).value_or(key);
+    if (detail::find_training_argument_field(canonical)) continue;
+    if (is_unsupported_hf_training_argument(key)) refuse_unsupported_hf_training_argument(key);
+    unknown_name(key, " (a keyword of TrainingArguments)");
+  }
+  TrainingArguments args;
+  merge_training_arguments_json(args, json_object_text, "TrainingArguments(...)");
+  args.validate();
+  return args;
+}
+
 std::string TrainingArguments::to_json_text() const {
   Json root = Json::object();  // nlohmann's object is a std::map: keys come out sorted
   for (const Field& field : detail::training_argument_fields())

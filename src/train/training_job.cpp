@@ -368,7 +368,8 @@ void run_training(Trainer& trainer, const EncodedData& data, const std::string& 
 
 }  // namespace
 
-void run_training_job(TrainingJobOptions options, std::ostream& console, const EnvLookup& env) {
+PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostream& console,
+                                         const EnvLookup& env) {
   check_model_choice(options);
   TrainingArguments& args = options.args;
   // Under a launcher: this rank's device is chosen and bound, and the process group joined, before anything
@@ -420,6 +421,7 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
 
   TrainerOptions trainer_options;
   trainer_options.model_init = make_model_init(options, preset, task, text, plan->device());
+  trainer_options.compute_metrics = options.compute_metrics;
   if (task == ModelTask::QuestionAnswering)
     trainer_options.compute_metrics =
         question_answering_compute_metrics(answer_splits, options.question_answering.postprocess);
@@ -435,15 +437,59 @@ void run_training_job(TrainingJobOptions options, std::ostream& console, const E
   if (options.early_stopping_patience > 0)
     trainer_options.callbacks.push_back(std::make_shared<EarlyStoppingCallback>(
         options.early_stopping_patience, options.early_stopping_threshold));
-  Trainer trainer(std::move(trainer_options));
-  if (!options.hp_space.empty()) {
-    run_search(trainer, options, out);
-    plan->process.comm->barrier(
-        "the end of the search");  // rank 0 hosts the rendezvous store: it leaves last
+  for (const auto& callback : options.callbacks) trainer_options.callbacks.push_back(callback);
+  PreparedTrainingJob job;
+  job.trainer = std::make_unique<Trainer>(std::move(trainer_options));
+  job.tokenizer = tokenizer;
+  job.train = data.train;
+  job.eval = data.eval;
+  job.test = data.test;
+  job.text = std::move(data.text);
+  job.plan = plan;
+  job.out = &out;
+  job.options = std::move(options);
+  return job;
+}
+
+std::shared_ptr<data::TokenizedDataset> encode_job_file(const PreparedTrainingJob& job,
+                                                        const std::string& path) {
+  const ModelTask task = job.trainer->model()->info().task;
+  BERTH_CHECK(
+      task == ModelTask::SequenceClassification || task == ModelTask::CausalLM || task == ModelTask::MaskedLM,
+      "a dataset given after the Trainer was built is read for sequence classification and language "
+      "models; the task is ",
+      task_name(task), ". Fix: pass it as the Trainer's eval_dataset (or test data) instead");
+  data::DatasetSource source = job.options.data;
+  source.data.clear();
+  source.train.clear();
+  source.eval.clear();
+  source.test = path;
+  source.labeled = task == ModelTask::SequenceClassification && job.text.label_map.size() > 0;
+  const data::LoadedDatasets loaded = data::load_datasets(
+      source, source.labeled ? std::optional<data::LabelMap>(job.text.label_map) : std::nullopt);
+  return std::make_shared<data::TokenizedDataset>(
+      data::encode_text_dataset(*loaded.test, *job.tokenizer, encode_options(job.options.args)));
+}
+
+void finish_training_job(PreparedTrainingJob& job) {
+  dist::Communicator& comm = *job.plan->process.comm;
+  if (!job.options.hp_space.empty()) {
+    run_search(*job.trainer, job.options, *job.out);
+    comm.barrier("the end of the search");  // rank 0 hosts the rendezvous store: it leaves last
     return;
   }
-  run_training(trainer, data, args.output_dir, out);
-  plan->process.comm->barrier("the end of training");  // rank 0 hosts the rendezvous store: it leaves last
+  EncodedData data;
+  data.text = job.text;
+  data.train = job.train;
+  data.eval = job.eval;
+  data.test = job.test;
+  run_training(*job.trainer, data, job.options.args.output_dir, *job.out);
+  comm.barrier("the end of training");  // rank 0 hosts the rendezvous store: it leaves last
+}
+
+void run_training_job(TrainingJobOptions options, std::ostream& console, const EnvLookup& env) {
+  PreparedTrainingJob job = prepare_training_job(std::move(options), console, env);
+  finish_training_job(job);
 }
 
 }  // namespace berth::train

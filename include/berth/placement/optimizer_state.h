@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace torch::nn {
@@ -49,6 +50,10 @@ OptimizerStateInspection inspect_optimizer_state(const torch::optim::Optimizer& 
 // parameter (the classic after-resume bug), with both devices and the fix.
 void check_optimizer_state(const torch::optim::Optimizer& optimizer,
                            const torch::nn::Module* module = nullptr);
+
+// The same check over state tensors gathered elsewhere (a Python optimizer's state, by the Python front end),
+// with `fix` as the message's Fix.
+void check_optimizer_state_tensors(const std::vector<OptimizerStateTensor>& tensors, std::string_view fix);
 
 struct OptimizerStatePlacementReport {
   int64_t state_tensors = 0;  // state tensors seen

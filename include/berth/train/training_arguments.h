@@ -166,6 +166,12 @@ void set_training_argument(TrainingArguments& args, std::string_view name, std::
 void merge_training_arguments_json(TrainingArguments& args, const std::string& json_text,
                                    const std::string& source, std::vector<std::string>* warnings = nullptr);
 
+// Python's TrainingArguments(**kwargs), given as one JSON object: every key must name a field (or an alias,
+// or HF's spelling merge_training_arguments_json reads) with the same errors as set_training_argument
+// (unknown names with the closest known one, unsupported HF fields refused), the values typed as in
+// merge_training_arguments_json; then validate().
+TrainingArguments training_arguments_from_kwargs_json(const std::string& json_object_text);
+
 // The known name closest to `name` by edit distance, for "did you mean" hints; empty when none is close.
 std::string closest_training_argument(std::string_view name);
 

@@ -6,11 +6,15 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "berth/data/dataset_source.h"
 #include "berth/device/dist_env.h"
+#include "berth/tokenizer/tokenizer.h"
 #include "berth/train/question_answering_job.h"
+#include "berth/train/trainer.h"
 #include "berth/train/training_arguments.h"
 
 namespace berth::train {
@@ -35,7 +39,34 @@ struct TrainingJobOptions {
   std::string hp_method = "random";  // random or grid
   std::string direction = "maximize";
   std::string hp_objective;  // empty: metric_for_best_model, else eval_loss
+  // A front end's own metrics (added to the built-in ones; question answering keeps its own) and callbacks
+  // (after early stopping's). The CLI sets neither.
+  ComputeMetrics compute_metrics;
+  std::vector<std::shared_ptr<TrainerCallback>> callbacks;
 };
+
+// A job built as `berth train` builds it, ready for train(), evaluate(), predict() and a search: what the
+// Python Trainer drives step by step.
+struct PreparedTrainingJob {
+  TrainingJobOptions options;  // with args as the run resolved them (device, max_length, resume)
+  std::shared_ptr<RunPlan> plan;
+  std::optional<tokenizer::Tokenizer> tokenizer;
+  data::LoadedDatasets text;  // the splits as read (labels, description)
+  std::shared_ptr<data::TokenizedDataset> train, eval, test;
+  std::unique_ptr<Trainer> trainer;
+  std::ostream* out = nullptr;  // the console on rank 0, a null stream elsewhere
+};
+
+// Everything run_training_job does before it trains: the plan, tokenizer, data, model_init and Trainer.
+PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostream& out,
+                                         const EnvLookup& env = process_env());
+// A file of texts (JSONL/CSV/TSV, the job's columns) encoded as the job encodes its splits, with its labels
+// when the file has them: what predict() and evaluate() take for a dataset given later. Sequence
+// classification and language models only.
+std::shared_ptr<data::TokenizedDataset> encode_job_file(const PreparedTrainingJob& job,
+                                                        const std::string& path);
+// One training then the eval and test metrics and the report, as `berth train` ends (or the search).
+void finish_training_job(PreparedTrainingJob& job);
 
 // Runs the job in this process (under a launcher: as its rank; rank 0 alone writes to `out`). Throws
 // berth::Error for bad input, with the fix.
