@@ -1,7 +1,7 @@
 # The seed article's HF Trainer script (model_init moving the model to a GPU by hand, then Trainer) with two
 # lines changed, marked "berth:": berth's Trainer loads the model itself and places it where the run is (one
 # process per device under `berth launch`), so model_init's device and the Trainer's cannot disagree.
-#   python examples/python/seed_trainer.py [MODEL_DIR]     (PYTHONPATH=build/python, or after pip install .)
+#   scripts/python examples/python/seed_trainer.py [MODEL_DIR]     (or any Python after pip install .)
 import os
 import sys
 
