@@ -178,22 +178,23 @@ T option(const py::dict& d, const char* key, T fallback) {
 
 train::TrainingJobOptions job_options(const py::dict& d, const std::string& args_json) {
   train::TrainingJobOptions o;
-  o.model = option<std::string>(d, "model", "");
-  o.model_preset = option<std::string>(d, "model_preset", "");
-  o.task = option<std::string>(d, "task", "");
-  o.tokenizer = option<std::string>(d, "tokenizer", "");
-  o.config_overrides = option<std::string>(d, "config_overrides", "");
-  o.block_size = option<size_t>(d, "block_size", 0);
-  o.mlm_probability = option<double>(d, "mlm_probability", 0.15);
-  o.data.train = option<std::string>(d, "train", "");
-  o.data.eval = option<std::string>(d, "eval", "");
-  o.data.test = option<std::string>(d, "test", "");
-  o.data.text_column = option<std::string>(d, "text_column", "text");
-  o.data.text_pair_column = option<std::string>(d, "text_pair_column", "");
-  o.data.label_column = option<std::string>(d, "label_column", "label");
-  o.data.problem_type = option<std::string>(d, "problem_type", o.data.problem_type);
-  o.early_stopping_patience = option<int>(d, "early_stopping_patience", 0);
-  o.early_stopping_threshold = option<double>(d, "early_stopping_threshold", 0.0);
+  // Unset keys keep TrainingJobOptions' own defaults, the ones `berth train`'s flags start from.
+  o.model = option(d, "model", o.model);
+  o.model_preset = option(d, "model_preset", o.model_preset);
+  o.task = option(d, "task", o.task);
+  o.tokenizer = option(d, "tokenizer", o.tokenizer);
+  o.config_overrides = option(d, "config_overrides", o.config_overrides);
+  o.block_size = option(d, "block_size", o.block_size);
+  o.mlm_probability = option(d, "mlm_probability", o.mlm_probability);
+  o.data.train = option(d, "train", o.data.train);
+  o.data.eval = option(d, "eval", o.data.eval);
+  o.data.test = option(d, "test", o.data.test);
+  o.data.text_column = option(d, "text_column", o.data.text_column);
+  o.data.text_pair_column = option(d, "text_pair_column", o.data.text_pair_column);
+  o.data.label_column = option(d, "label_column", o.data.label_column);
+  o.data.problem_type = option(d, "problem_type", o.data.problem_type);
+  o.early_stopping_patience = option(d, "early_stopping_patience", o.early_stopping_patience);
+  o.early_stopping_threshold = option(d, "early_stopping_threshold", o.early_stopping_threshold);
   o.args = train::TrainingArguments::from_json_text(args_json, "TrainingArguments");
   return o;
 }
@@ -269,9 +270,8 @@ class TrainingJob {
     {
       py::gil_scoped_release release;
       const auto space = train::SearchSpace::from_json_text(space_json, "hp_space");
-      best = job_.trainer->hyperparameter_search(
-          space, n_trials, train::parse_direction(direction),
-          method == "grid" ? train::SearchMethod::Grid : train::SearchMethod::Random, objective);
+      best = job_.trainer->hyperparameter_search(space, n_trials, train::parse_direction(direction),
+                                                 train::parse_search_method(method), objective);
     }
     py::dict d;
     d["run_id"] = "run-" + std::to_string(best.trial);

@@ -315,9 +315,9 @@ ModelInit make_model_init(const TrainingJobOptions& options, const std::optional
 
 void run_search(Trainer& trainer, const TrainingJobOptions& options, std::ostream& out) {
   const auto space = SearchSpace::from_json_text(read_file_text(options.hp_space), options.hp_space);
-  const auto best = trainer.hyperparameter_search(
-      space, options.n_trials, parse_direction(options.direction),
-      options.hp_method == "grid" ? SearchMethod::Grid : SearchMethod::Random, options.hp_objective);
+  const auto best =
+      trainer.hyperparameter_search(space, options.n_trials, parse_direction(options.direction),
+                                    parse_search_method(options.hp_method), options.hp_objective);
   out << "best trial: run-" << best.trial << " objective " << best.objective << " with";
   for (const auto& [name, value] : best.params) out << " --" << name << " " << value;
   const std::string& dir = options.args.output_dir;
