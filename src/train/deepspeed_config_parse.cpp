@@ -339,12 +339,14 @@ void parse_scheduler(const Json& node, const std::string& source, WrittenDeepSpe
                 ": \"scheduler.params.warmup_num_steps\" must be >= 0, found ", *written.warmup_num_steps,
                 ". Fix: e.g. \"warmup_num_steps\": \"auto\"");
     spec.options.warmup_steps = *written.warmup_num_steps;
+    spec.warmup_num_steps_written = true;
   }
   if (written.total_num_steps) {
     BERTH_CHECK(*written.total_num_steps >= 1, source,
                 ": \"scheduler.params.total_num_steps\" must be >= 1, found ", *written.total_num_steps,
                 ". Fix: e.g. \"total_num_steps\": \"auto\"");
     spec.options.total_steps = *written.total_num_steps;
+    spec.total_num_steps_written = true;
   }
   // WarmupLR needs no total; the others do and, without one, would never decay: "auto" in effect.
   if (type != "WarmupLR" && !written.total_num_steps) spec.total_num_steps_pending = true;

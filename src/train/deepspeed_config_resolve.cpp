@@ -174,6 +174,13 @@ void resolve_optimizer(WrittenDeepSpeedConfig& written, const TrainingArguments&
   optimizer.weight_decay = args.weight_decay;
 }
 
+// HF's fill_match of an explicit warmup_num_steps against the run's warmup, clamped as it fills "auto".
+void check_warmup_num_steps(int64_t written, int64_t warmup, Mismatches& mismatches) {
+  mismatches.check("scheduler.params.warmup_num_steps", static_cast<double>(written),
+                   "warmup_steps (max(1, the run's warmup steps))", static_cast<double>(warmup),
+                   "--warmup_steps " + std::to_string(written) + ", or \"auto\"");
+}
+
 void resolve_scheduler(WrittenDeepSpeedConfig& written, const TrainingArguments& args,
                        Mismatches& mismatches) {
   if (!written.config.scheduler) return;
@@ -186,28 +193,27 @@ void resolve_scheduler(WrittenDeepSpeedConfig& written, const TrainingArguments&
   options.warmup_min_lr = written.warmup_min_lr.value_or(0.0);  // HF's fill_only: "auto" is 0
   // HF fills an "auto" warmup from the arguments at train start; an absent one is DeepSpeed's 1000.
   if (written.config.scheduler->warmup_num_steps_pending) options.warmup_steps = 0;
+  // A warmup in steps (or none) is known now: its mismatch joins the others in one error, as HF lists them.
+  // A ratio waits for the run's total (finalize_deepspeed_config).
+  if (written.warmup_num_steps && (args.warmup_steps > 0 || args.warmup_ratio <= 0))
+    check_warmup_num_steps(*written.warmup_num_steps, std::max<int64_t>(1, args.warmup_steps), mismatches);
 }
 
-// The warmup the arguments ask for, when the scheduler block's warmup_num_steps replaces it: absent (its
-// DeepSpeed default 1000 wins, as in HF) or a number other than args.warmup_steps.
+// The warmup the arguments ask for, when the scheduler block has no warmup_num_steps: DeepSpeed's default of
+// 1000 wins, as in HF (a number written there that disagrees is a mismatch at train start).
 std::optional<std::string> overridden_warmup(const WrittenDeepSpeedConfig& written,
                                              const TrainingArguments& args, const std::string& source) {
   const DeepSpeedScheduler& scheduler = *written.config.scheduler;
-  if ((args.warmup_steps <= 0 && args.warmup_ratio <= 0) || scheduler.warmup_num_steps_pending)
+  if ((args.warmup_steps <= 0 && args.warmup_ratio <= 0) || scheduler.warmup_num_steps_pending ||
+      written.warmup_num_steps)
     return std::nullopt;
   const std::string asked = args.warmup_steps > 0
                                 ? "warmup_steps=" + std::to_string(args.warmup_steps)
                                 : "warmup_ratio=" + text::shortest_number_text(args.warmup_ratio);
-  const std::string fix =
-      ". Fix: \"warmup_num_steps\": \"auto\" in the config's scheduler params to warm up as the training "
-      "arguments ask";
-  if (!written.warmup_num_steps)
-    return source + ": " + asked + " is not applied: the DeepSpeed config's scheduler (" + scheduler.type +
-           ") has no \"warmup_num_steps\", so DeepSpeed's default of 1000 warmup steps wins, as in HF" + fix;
-  if (args.warmup_steps > 0 && *written.warmup_num_steps == args.warmup_steps) return std::nullopt;
   return source + ": " + asked + " is not applied: the DeepSpeed config's scheduler (" + scheduler.type +
-         ") warms up over its \"warmup_num_steps\": " + std::to_string(*written.warmup_num_steps) +
-         " instead" + fix;
+         ") has no \"warmup_num_steps\", so DeepSpeed's default of 1000 warmup steps wins, as in HF. Fix: "
+         "\"warmup_num_steps\": \"auto\" in the config's scheduler params to warm up as the training "
+         "arguments ask";
 }
 
 // One line per TrainingArguments value the config replaces without a mismatch: an absent key whose
@@ -312,18 +318,22 @@ DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
 void finalize_deepspeed_config(DeepSpeedConfig& config, const TrainingArguments& args, int64_t total_steps) {
   if (!config.scheduler) return;
   DeepSpeedScheduler& scheduler = *config.scheduler;
+  optim::SchedulerOptions& options = scheduler.options;
   Mismatches mismatches("DeepSpeed config");
-  const int64_t warmup = args.resolved_warmup_steps(total_steps);
   if (scheduler.total_num_steps_pending) {
-    scheduler.options.total_steps = total_steps;
+    options.total_steps = total_steps;
     scheduler.total_num_steps_pending = false;
-  } else if (scheduler.type != "WarmupLR") {
-    mismatches.check("scheduler.params.total_num_steps", static_cast<double>(scheduler.options.total_steps),
+  } else if (scheduler.total_num_steps_written) {
+    mismatches.check("scheduler.params.total_num_steps", static_cast<double>(options.total_steps),
                      "num_training_steps (calculated)", static_cast<double>(total_steps), "\"auto\"");
   }
+  // transformers 5.24 clamps the filled value to 1: deepspeed >= 0.19.6 refuses 0 warmup steps.
+  const int64_t warmup = std::max<int64_t>(1, args.resolved_warmup_steps(total_steps));
   if (scheduler.warmup_num_steps_pending) {
-    scheduler.options.warmup_steps = warmup;
+    options.warmup_steps = warmup;
     scheduler.warmup_num_steps_pending = false;
+  } else if (scheduler.warmup_num_steps_written) {
+    check_warmup_num_steps(options.warmup_steps, warmup, mismatches);
   }
   mismatches.throw_if_any();
 }

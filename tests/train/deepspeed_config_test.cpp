@@ -132,6 +132,7 @@ TEST(DeepSpeedConfigTest, AutoValuesAreFilledFromTrainingArguments) {
 
 TEST(DeepSpeedConfigTest, ExplicitTotalStepsThatDisagreeWithTheRunAreReportedAtFinalize) {
   TrainingArguments args;
+  args.warmup_steps = 10;  // as the config's warmup_num_steps: HF compares both at train start
   DeepSpeedConfig config = resolve_deepspeed_config(
       R"({"scheduler": {"type": "WarmupCosineLR", "params": {"total_num_steps": 500, "warmup_num_steps": 10}}})",
       args, 1);
@@ -348,13 +349,23 @@ TEST(DeepSpeedConfigTest, SchedulerWarmupThatReplacesTheArgumentsWarmupWarns) {
       "config's scheduler (WarmupDecayLR) has no \"warmup_num_steps\", so DeepSpeed's default of 1000 "
       "warmup steps wins, as in HF. Fix: \"warmup_num_steps\": \"auto\" in the config's scheduler params "
       "to warm up as the training arguments ask");
-  const std::vector<std::string> other =
-      resolve_warnings(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 50}}})", args);
-  ASSERT_EQ(other.size(), 1u);
-  expect_contains(other[0], {"warmup_steps=100 is not applied",
-                             "(WarmupLR) warms up over its "
-                             "\"warmup_num_steps\": 50 instead",
-                             "Fix: \"warmup_num_steps\": \"auto\""});
+  // A number that disagrees is no warning but HF's mismatch: at once for a warmup in steps, at train start
+  // (when the run's steps are known) for a ratio.
+  const std::string fifty = R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 50}}})";
+  expect_contains(
+      error_text([&] { resolve_deepspeed_config(fifty, args, 1); }),
+      {"mismatch TrainingArguments values",
+       "- scheduler.params.warmup_num_steps=50 vs warmup_steps (max(1, the run's warmup steps))=100",
+       "(fix: --warmup_steps 50, or \"auto\")"});
+  TrainingArguments ratio = args;
+  ratio.warmup_steps = 0;
+  ratio.warmup_ratio = 0.1;
+  DeepSpeedConfig config = resolve_deepspeed_config(fifty, ratio, 1);
+  EXPECT_NO_THROW(finalize_deepspeed_config(config, ratio, 500));  // 10% of 500: 50
+  config = resolve_deepspeed_config(fifty, ratio, 1);
+  expect_contains(
+      error_text([&] { finalize_deepspeed_config(config, ratio, 300); }),
+      {"- scheduler.params.warmup_num_steps=50 vs warmup_steps (max(1, the run's warmup steps))=30"});
   args.warmup_steps = 0;
   args.warmup_ratio = 0.1;
   expect_contains(only_warning(R"({"scheduler": {"type": "WarmupLR"}})", args),

@@ -162,6 +162,35 @@ TEST_P(ZeroFamilyTraining, StagesOneToThreeTrainAsDdpAndAsOneProcess) {
   expect_same_weights(dir.file("ddp"), dir.file("offload"), 1e-5);
 }
 
+// Configs users copy verbatim (tests/train/fixtures/published/README.md: HF's own test configs,
+// LLaMA-Factory's ZeRO-3 offload config with its comms_config and monitor_config, MedicalGPT's ZeRO-3
+// WarmupDecayLR config with fp16 off), with no warmup given: HF fills "warmup_num_steps": "auto" with max(1,
+// 0) = 1, so they train. Each trains on 2 ranks as on one process with the combined batch and the same
+// config.
+TEST_F(ZeroTraining, PublishedConfigsTrainOnTwoRanksWithoutWarmup) {
+  const std::string published = std::string(BERTH_SOURCE_DIR) + "/tests/train/fixtures/published/";
+  const std::vector<std::pair<std::string, int>> configs = {
+      {"hf_ds_config_zero2.json", 2},
+      {"hf_ds_config_zero3.json", 3},
+      {"llamafactory_ds_z3_offload_config.json", 3},
+      {"medicalgpt_deepspeed_zero_stage3_config.json", 3}};
+  for (const auto& [name, stage] : configs) {
+    SCOPED_TRACE(name);
+    Run run{4};
+    run.extra = " --deepspeed " + published + name;
+    const auto two = train(dir.file("two-" + name), run, 2);
+    ASSERT_EQ(two.exit_code, 0) << two.output;
+    EXPECT_TRUE(contains(two.output, "zero-" + std::to_string(stage))) << two.output;
+    EXPECT_FALSE(contains(two.output, "warmup_num_steps")) << two.output;
+    run.batch = 8;
+    const auto one = train(dir.file("one-" + name), run, 1);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    expect_same_weights(dir.file("one-" + name), dir.file("two-" + name), 1e-5);
+    const auto [moved, where] = testing::largest_weight_difference(reference("0"), dir.file("two-" + name));
+    EXPECT_GT(moved, 1e-4) << "the config's schedule and clipping differ from the plain run's: " << where;
+  }
+}
+
 TEST_F(ZeroTraining, FsdpFullShardTrainsAsStage3) {
   const auto two = train(dir.file("fsdp"), {4, "3", " --fsdp full_shard"}, 2);
   ASSERT_EQ(two.exit_code, 0) << two.output;

@@ -38,6 +38,9 @@ struct DeepSpeedScheduler {
   optim::SchedulerOptions options;
   bool warmup_num_steps_pending = false;  // "auto": args' warmup steps of the run (absent: DeepSpeed's 1000)
   bool total_num_steps_pending = false;   // "auto" (or absent, which DeepSpeed would refuse): the run's total
+  // A number written for the key: HF's fill_match compares it with the run's value at train start.
+  bool warmup_num_steps_written = false;
+  bool total_num_steps_written = false;
 };
 
 // A DeepSpeed config as parsed and then resolved against TrainingArguments: no "auto" remains except the
@@ -78,10 +81,12 @@ DeepSpeedConfig parse_deepspeed_config(const std::string& json_text, const std::
 // sizes, two given determine the third; three given must satisfy train = micro x accumulation x world
 // (else an error showing the arithmetic). Every explicit value that disagrees with `args` is listed in ONE
 // berth::Error ("Please correct the following DeepSpeed config values that mismatch TrainingArguments
-// values", key, config value, argument value, fix). Unknown keys: one line in *warnings. So is each argument
-// the config silently overrides: max_grad_norm > 0 with no "gradient_clipping" (DeepSpeed's 0 wins, as in
-// HF); with a "scheduler" block, an lr_scheduler_type other than linear, and warmup_steps/warmup_ratio when
-// "warmup_num_steps" is absent (DeepSpeed's 1000 wins) or another number.
+// values", key, config value, argument value, fix), including an explicit warmup_num_steps other than
+// max(1, args.warmup_steps) when the warmup is given in steps or not at all (a ratio is checked by
+// finalize_deepspeed_config). Unknown keys: one line in *warnings. So is each argument the config silently
+// overrides: max_grad_norm > 0 with no "gradient_clipping" (DeepSpeed's 0 wins, as in HF); with a
+// "scheduler" block, an lr_scheduler_type other than linear, and warmup_steps/warmup_ratio when
+// "warmup_num_steps" is absent (DeepSpeed's 1000 wins).
 DeepSpeedConfig resolve_deepspeed_config(const std::string& config_text_or_path,
                                          const TrainingArguments& args, int64_t world_size,
                                          std::vector<std::string>* warnings = nullptr);
@@ -98,8 +103,10 @@ std::optional<int64_t> model_hidden_size(const PretrainedConfig& config);
 void fill_hidden_size_auto(DeepSpeedConfig& config, std::optional<int64_t> hidden_size);
 
 // HF's trainer_config_finalize, at train start once `total_steps` (optimizer steps of the run) is known:
-// fills the scheduler's pending total_num_steps and warmup_num_steps (args.resolved_warmup_steps) and
-// checks explicit ones against them (one berth::Error listing mismatches). No-op without a scheduler.
+// fills the scheduler's pending total_num_steps and warmup_num_steps, the latter as
+// max(1, args.resolved_warmup_steps) (transformers 5.24's clamp: DeepSpeed refuses 0 warmup steps, so a run
+// without warmup still trains), and checks explicit ones against those same values (one berth::Error
+// listing mismatches, as HF's fill_match). No-op without a scheduler.
 void finalize_deepspeed_config(DeepSpeedConfig& config, const TrainingArguments& args, int64_t total_steps);
 
 }  // namespace berth::train
