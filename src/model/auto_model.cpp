@@ -5,6 +5,7 @@
 #include "berth/model/bert_for_masked_lm.h"
 #include "berth/model/bert_for_sequence_classification.h"
 #include "berth/model/bert_token_heads.h"
+#include "berth/model/deberta_v2_family.h"
 #include "berth/model/distilbert_family.h"
 #include "berth/model/electra_family.h"
 #include "berth/model/gpt2_family.h"
@@ -98,8 +99,9 @@ std::string supported_types() {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> families = {
-      bert_family(),       roberta_family(), xlm_roberta_family(), distilbert_family(), electra_family(),
-      modernbert_family(), gpt2_family(),    llama_family(),       mistral_family(),    qwen2_family(),
+      bert_family(),    roberta_family(),    xlm_roberta_family(), distilbert_family(),
+      electra_family(), modernbert_family(), gpt2_family(),        llama_family(),
+      mistral_family(), qwen2_family(),      deberta_v2_family(),
   };
   return families;
 }

@@ -48,6 +48,36 @@ PretrainedConfig llama_tiny_preset(int64_t vocab_size) {
   return config;
 }
 
+// DeBERTa-v3's shape (microsoft/deberta-v3-*: shared position projections, 256 log-bucketed relative
+// positions, no absolute positions or token types) at a size that trains in minutes on a CPU.
+PretrainedConfig deberta_v3_tiny_preset(int64_t vocab_size) {
+  PretrainedConfig config("deberta-v2");
+  config.set_int("vocab_size", vocab_size);
+  config.set_int("hidden_size", 128);
+  config.set_int("intermediate_size", 512);
+  config.set_int("num_hidden_layers", 2);
+  config.set_int("num_attention_heads", 4);
+  config.set_int("max_position_embeddings", 512);
+  config.set_int("type_vocab_size", 0);
+  config.set_string("hidden_act", "gelu");
+  config.set_number("layer_norm_eps", 1e-7);
+  config.set_number("initializer_range", 0.02);
+  config.set_number("hidden_dropout_prob", 0.1);
+  config.set_number("attention_probs_dropout_prob", 0.1);
+  config.set_bool("relative_attention", true);
+  config.set_int("position_buckets", 256);
+  config.set_int("max_relative_positions", -1);
+  config.set_string("norm_rel_ebd", "layer_norm");
+  config.set_bool("share_att_key", true);
+  config.set_json("pos_att_type", R"(["p2c", "c2p"])");
+  config.set_bool("position_biased_input", false);
+  config.set_int("pooler_hidden_size", 128);
+  config.set_number("pooler_dropout", 0);
+  config.set_string("pooler_hidden_act", "gelu");
+  config.set_int("pad_token_id", 0);
+  return config;
+}
+
 std::vector<ModelPreset> make_presets() {
   std::vector<ModelPreset> presets;
   for (const std::string& name : bert_preset_names()) {
@@ -62,6 +92,7 @@ std::vector<ModelPreset> make_presets() {
   }
   presets.push_back({"gpt2-tiny", "GPT-2, 2 layers, hidden 128", gpt2_tiny_preset});
   presets.push_back({"llama-tiny", "Llama, 2 layers, hidden 128", llama_tiny_preset});
+  presets.push_back({"deberta-v3-tiny", "DeBERTa-v3, 2 layers, hidden 128", deberta_v3_tiny_preset});
   return presets;
 }
 

@@ -105,7 +105,7 @@ TEST_P(DdpFamilyTraining, TwoRanksTrainAsOneRankWithTwiceTheBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Families, DdpFamilyTraining,
                          ::testing::Values(testing::TrainingFamily::Bert, testing::TrainingFamily::Roberta,
-                                           testing::TrainingFamily::Llama),
+                                           testing::TrainingFamily::Llama, testing::TrainingFamily::Deberta),
                          [](const auto& info) { return testing::family_name(info.param); });
 
 TEST_F(DdpTraining, RanksWithDifferentModelsStopNamingTheDifference) {

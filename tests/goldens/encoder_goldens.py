@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # purpose: encoder-family goldens from HF transformers itself (transformers==5.24.0, pinned in
-# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA and ModernBERT with each task head berth
-# implements, and BERT with its token-classification and question-answering heads, on tiny random configs in
+# scripts/requirements.txt): RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT and DeBERTa-v2/v3 with each
+# task head berth implements, and BERT with its token-classification and question-answering heads, on tiny random configs in
 # eager attention (logits, loss, every parameter's gradient).
 #
 # Usage: scripts/python tests/goldens/encoder_goldens.py OUT_DIR. Offline: models are built from configs, never
@@ -58,6 +58,17 @@ def modernbert_like(**overrides):
     return c
 
 
+def deberta_like(**overrides):
+    c = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+             hidden_act="gelu", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+             max_position_embeddings=20, type_vocab_size=0, layer_norm_eps=1e-7, relative_attention=True,
+             position_buckets=8, norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
+             position_biased_input=False, max_relative_positions=-1, pad_token_id=0, pooler_hidden_size=32,
+             pooler_dropout=0.1, pooler_hidden_act="gelu", legacy=True)
+    c.update(overrides)
+    return c
+
+
 # family -> (config class, class-name prefix, config arguments, pad id)
 FAMILIES = {
     "roberta": (transformers.RobertaConfig, "Roberta", bert_like(pad_token_id=1, bos_token_id=0, eos_token_id=2), 1),
@@ -79,11 +90,26 @@ FAMILIES = {
                                         hidden_activation="gelu_new", classifier_activation="relu",
                                         global_rope_theta=500.0, local_rope_theta=77.0), 0),
     "bert": (transformers.BertConfig, "Bert", bert_like(type_vocab_size=2, pad_token_id=0, layer_norm_eps=1e-12), 0),
+    # DeBERTa-v3's shape: shared position projections, log-bucketed relative positions (8 buckets: distances of 4
+    # and more in LENGTH 9 fall into log buckets), normalised relative embeddings, no absolute positions or
+    # token types.
+    "deberta-v2": (transformers.DebertaV2Config, "DebertaV2", deberta_like(), 0),
+    # DeBERTa-v2's: its own position projections, relative distances clamped at 6, absolute positions, token
+    # types, an embedding projection (24 -> 32), the convolution after the first layer, another pooler act.
+    "deberta-v2-unshared": (transformers.DebertaV2Config, "DebertaV2",
+                            deberta_like(share_att_key=False, position_buckets=-1, max_relative_positions=6,
+                                         norm_rel_ebd="none", position_biased_input=True, type_vocab_size=2,
+                                         embedding_size=24, conv_kernel_size=3, conv_act="gelu",
+                                         pos_att_type="c2p|p2c", pooler_hidden_act="tanh"), 0),
+    # The newer masked-LM head (lm_predictions.lm_head) that DeBERTa-v3 checkpoints carry.
+    "deberta-v2-lm": (transformers.DebertaV2Config, "DebertaV2", deberta_like(legacy=False), 0),
 }
 # Families written for some tasks only (the others add nothing over the family above them; BERT's
 # sequence-classification and masked-LM heads have their own goldens, bert_goldens.py and bert_mlm_goldens.py).
 FAMILY_TASKS = {"modernbert-mean": ("sequence-classification",),
-                "bert": ("token-classification", "question-answering")}
+                "bert": ("token-classification", "question-answering"),
+                "deberta-v2-unshared": ("sequence-classification", "masked-lm"),
+                "deberta-v2-lm": ("masked-lm",)}
 
 
 def randomize(model, generator):

@@ -1,4 +1,5 @@
-// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT; BERT's token heads)
+// Parity of the encoder families (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ModernBERT, DeBERTa-v2; BERT's
+// token heads)
 // with HF transformers (tests/goldens/encoder_goldens.py): each family and task head loaded through
 // load_task_model gives HF's logits, loss and every parameter's gradient, and save_pretrained writes HF's
 // names back.
@@ -40,6 +41,12 @@ std::vector<EncoderCase> encoder_cases() {
   // BERT's token heads (its sequence-classification and masked-LM heads: bert_parity_test.cpp).
   cases.push_back({"bert_token_classification", ModelTask::TokenClassification});
   cases.push_back({"bert_question_answering", ModelTask::QuestionAnswering});
+  // DeBERTa-v3's shape with every head; DeBERTa-v2's (own position projections, convolution, embedding
+  // projection) for classification and the legacy masked-LM head; the newer lm_predictions head.
+  for (const auto& [suffix, task] : tasks) cases.push_back({"deberta_v2_" + suffix, task});
+  cases.push_back({"deberta_v2_unshared_sequence_classification", ModelTask::SequenceClassification});
+  cases.push_back({"deberta_v2_unshared_masked_lm", ModelTask::MaskedLM});
+  cases.push_back({"deberta_v2_lm_masked_lm", ModelTask::MaskedLM});
   return cases;
 }
 

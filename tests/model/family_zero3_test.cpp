@@ -114,20 +114,25 @@ void family_zero3_matches(const FamilyZero3Case& c, int64_t threshold, bool over
 }
 
 TEST(FamilyZero3, EveryEncoderHeadOfEveryFamilyMatchesTheUnpartitionedModel) {
-  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert"}) {
+  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert", "deberta_v2"}) {
     for (const auto& [head, task] :
          {std::pair<std::string, ModelTask>{"_sequence_classification", ModelTask::SequenceClassification},
           {"_token_classification", ModelTask::TokenClassification},
           {"_question_answering", ModelTask::QuestionAnswering}})
       family_zero3_matches({"encoders", family + head, task}, 32);
   }
+  // DeBERTa's relative-position table, read by every layer, and its convolution after the first layer.
+  family_zero3_matches(
+      {"encoders", "deberta_v2_unshared_sequence_classification", ModelTask::SequenceClassification}, 0,
+      /*overlap=*/true);
 }
 
 // The tied decoder reads the word embeddings inside the head: a second use of the embeddings block, nested
 // in the head's block. Partitioned at 32 elements (the embeddings included) and at 0 (everything), with and
 // without prefetching.
 TEST(FamilyZero3, MaskedLmHeadsPartitionTheTiedEmbeddings) {
-  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert"}) {
+  for (const std::string family : {"roberta", "distilbert", "electra", "modernbert", "deberta_v2",
+                                   "deberta_v2_unshared", "deberta_v2_lm"}) {
     const FamilyZero3Case c{"encoders", family + "_masked_lm", ModelTask::MaskedLM};
     family_zero3_matches(c, 32);
     family_zero3_matches(c, 0, /*overlap=*/true);

@@ -59,7 +59,7 @@ inline std::pair<double, std::string> largest_weight_difference(const std::strin
 // RoBERTa as sequence classifiers, and llama-tiny narrowed to hidden 32 as a causal LM whose lm_head is tied
 // to its input embeddings, on packed blocks (every row counts the same tokens, so micro-batch means average
 // to the batch's as a classifier's do).
-enum class TrainingFamily { Bert, Roberta, Llama };
+enum class TrainingFamily { Bert, Roberta, Llama, Deberta };
 
 inline std::string family_name(TrainingFamily family) {
   switch (family) {
@@ -69,6 +69,8 @@ inline std::string family_name(TrainingFamily family) {
       return "Roberta";
     case TrainingFamily::Llama:
       return "Llama";
+    case TrainingFamily::Deberta:
+      return "Deberta";
   }
   return "";
 }
@@ -107,6 +109,10 @@ inline std::string family_model_flags(TrainingFamily family, const std::string& 
     case TrainingFamily::Llama:
       return "--model-preset llama-tiny" + tokenizer +
              " --config-overrides hidden_size=32,intermediate_size=64 --task causal-lm --block-size 16";
+    case TrainingFamily::Deberta:
+      return "--model-preset deberta-v3-tiny" + tokenizer +
+             " --config-overrides hidden_size=32,pooler_hidden_size=32,intermediate_size=64,"
+             "hidden_dropout_prob=0,attention_probs_dropout_prob=0";
   }
   return "";
 }
@@ -120,6 +126,8 @@ inline std::string family_moved_tensor(TrainingFamily family) {
       return "classifier.out_proj.weight";
     case TrainingFamily::Llama:
       return "model.embed_tokens.weight";
+    case TrainingFamily::Deberta:
+      return "classifier.weight";
   }
   return "";
 }

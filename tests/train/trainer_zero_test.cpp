@@ -270,7 +270,7 @@ TEST_P(ZeroFamilyTraining, Bf16TrainsOnACpu) {
 
 INSTANTIATE_TEST_SUITE_P(Families, ZeroFamilyTraining,
                          ::testing::Values(testing::TrainingFamily::Bert, testing::TrainingFamily::Roberta,
-                                           testing::TrainingFamily::Llama),
+                                           testing::TrainingFamily::Llama, testing::TrainingFamily::Deberta),
                          [](const auto& info) { return testing::family_name(info.param); });
 
 TEST_F(ZeroTraining, AConfigThatContradictsTheArgumentsListsEveryConflict) {
