@@ -1,8 +1,8 @@
 // read_text_inputs: JSONL of {"text", "text_pair"?} objects, each error pinned to its line.
 #include "text_input.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "berth/core/error.h"
 #include "berth/core/input_file.h"
@@ -11,9 +11,8 @@
 namespace berth::cli {
 
 std::vector<TextInputLine> read_text_inputs(const std::string& path) {
-  check_input_file(path, "--input");
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in, "cannot open --input ", path, ". Fix: pass a JSONL file with one {\"text\": ...} per line");
+  std::istringstream in(
+      read_input_file(path, "--input", "pass a JSONL file with one {\"text\": ...} per line"));
   std::vector<TextInputLine> lines;
   std::string text;
   size_t number = 0;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 #include "berth/train/unsupported_hf_arguments.h"
 #include "count_flag.h"
 
@@ -95,9 +96,7 @@ train::TrainingArguments resolve_training_arguments(const TrainingFlags& flags,
   }
   train::TrainingArguments args;
   if (!flags.args_file.empty()) {
-    std::ifstream in(flags.args_file, std::ios::binary);
-    BERTH_CHECK(in, "--args ", flags.args_file, ": cannot read the file. Fix: pass a readable JSON file");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = read_input_file(flags.args_file, "--args", "pass a readable JSON file");
     train::merge_training_arguments_json(args, text, flags.args_file, warnings);
   }
   if (!flags.options.empty()) check_alias_flags_agree(flags);

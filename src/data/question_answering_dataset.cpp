@@ -15,14 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string qa_read_file(const std::string& path) {
-  check_input_file(path, "question-answering data");
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), "). Fix: check the path");
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
+std::string qa_read_file(const std::string& path) { return read_input_file(path, "question-answering data"); }
 
 // Byte offset of code point `index` (the text's size when past its end).
 size_t byte_of_code_point(std::string_view text, size_t index) {

@@ -1,5 +1,6 @@
 // Loading, cleaning, de-duplicating and splitting the SpamAssassin corpus.
 #include "berth/data/spam_assassin.h"
+#include "berth/core/input_file.h"
 
 #include <algorithm>
 #include <array>
@@ -34,11 +35,7 @@ constexpr const char* kSetupFix =
     "at the cache folder that holds npm/node_modules";
 
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), path.string(), ": cannot open. ", kSetupFix);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
+  return read_input_file(path.string(), "the SpamAssassin corpus file", kSetupFix);
 }
 
 }  // namespace

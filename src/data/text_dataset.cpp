@@ -29,16 +29,6 @@ struct RawExample {
   json label;  // null when unlabelled
 };
 
-std::string read_whole_file(const std::string& path) {
-  check_input_file(path, "data file");
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), "). Fix: check the path");
-  std::ostringstream content;
-  content << in.rdbuf();
-  BERTH_CHECK(!in.bad(), path, ": reading failed. Fix: check the file");
-  return content.str();
-}
-
 bool ends_with(const std::string& text, std::string_view suffix) {
   if (text.size() < suffix.size()) return false;
   std::string tail = text.substr(text.size() - suffix.size());
@@ -267,7 +257,7 @@ std::string to_string(ProblemType type) {
 }
 
 TextDataset TextDataset::load(const std::string& path, const TextDatasetOptions& options) {
-  const std::string content = read_whole_file(path);
+  const std::string content = read_input_file(path, "data file");
   std::vector<RawExample> raw;
   switch (detect_format(path, options.format)) {
     case TextFormat::Jsonl:

@@ -18,9 +18,7 @@ namespace {
 using nlohmann::json;
 
 std::vector<std::string> read_lines(const std::string& path) {
-  check_input_file(path, "data file");
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), path, ": cannot open. Fix: check the path");
+  std::istringstream in(read_input_file(path, "data file"));
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   if (!lines.empty() && lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);

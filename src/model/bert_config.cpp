@@ -1,5 +1,6 @@
 // Reads, validates and writes BERT's config.json with transformers' field names, defaults and rules.
 #include "berth/model/bert_config.h"
+#include "berth/core/input_file.h"
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
@@ -136,13 +137,10 @@ BertConfig BertConfig::from_json_text(const std::string& text, const std::string
 }
 
 BertConfig BertConfig::load(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), path,
-              ": cannot open the model config. Fix: check the path; a model directory holds "
-              "config.json next to model.safetensors");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_json_text(text.str(), path, warnings);
+  const std::string text =
+      read_input_file(path, "the model config",
+                      "check the path; a model directory holds config.json next to model.safetensors");
+  return from_json_text(text, path, warnings);
 }
 
 std::string BertConfig::to_json_text() const {

@@ -1,6 +1,7 @@
 // PretrainedConfig: any family's config.json, its shared fields parsed, the family's kept as JSON text and
 // read through typed getters.
 #include "berth/model/pretrained_config.h"
+#include "berth/core/input_file.h"
 
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
@@ -55,13 +56,10 @@ PretrainedConfig PretrainedConfig::from_json_text(const std::string& text, const
 }
 
 PretrainedConfig PretrainedConfig::load(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), path,
-              ": cannot open the model config. Fix: check the path; a model directory holds config.json "
-              "next to model.safetensors");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_json_text(text.str(), path, warnings);
+  const std::string text =
+      read_input_file(path, "the model config",
+                      "check the path; a model directory holds config.json next to model.safetensors");
+  return from_json_text(text, path, warnings);
 }
 
 std::string PretrainedConfig::where(const std::string& field) const {

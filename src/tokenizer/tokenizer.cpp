@@ -1,6 +1,7 @@
 // Tokenizer: HF's encode in its order: added tokens split out of the raw text, the rest normalized,
 // pre-tokenized and tokenized by the model; each sequence truncated, then post-processed, then padded.
 #include "berth/tokenizer/tokenizer.h"
+#include "berth/core/input_file.h"
 
 #include <fstream>
 #include <sstream>
@@ -94,11 +95,7 @@ Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in, "cannot open ", path, ". Fix: check the path and its permissions");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_json_text(text.str(), path);
+  return from_json_text(read_input_file(path, "tokenizer file"), path);
 }
 
 Tokenizer Tokenizer::from_json_text(const std::string& text, const std::string& source) {

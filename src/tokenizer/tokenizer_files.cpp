@@ -1,6 +1,7 @@
 // HF tokenizer directories: tokenizer.json or vocab.txt, with tokenizer_config.json applied over it as
 // transformers applies it; and writing one back.
 #include "berth/tokenizer/tokenizer_files.h"
+#include "berth/core/input_file.h"
 
 #include <filesystem>
 #include <fstream>
@@ -18,13 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in, "cannot open ", path.string(), ". Fix: check the path and its permissions");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+std::string read_text(const fs::path& path) { return read_input_file(path.string(), "tokenizer file"); }
 
 // tokenizer_config.json, the parts berth applies.
 struct Config {

@@ -1,5 +1,6 @@
 // Checkpoint manifests: every file's size and CRC-32C written beside them, and checked before a resume.
 #include "berth/train/checkpoint_manifest.h"
+#include "berth/core/input_file.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -27,16 +28,10 @@ struct ListedFile {
   std::string crc;  // crc32c_hex
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The manifest's entries, or a berth::Error naming what is malformed.
 std::vector<ListedFile> parse_manifest(const std::string& manifest_path) {
-  const Json json = Json::parse(read_text(manifest_path));
+  const Json json = Json::parse(
+      read_input_file(manifest_path, "the checkpoint manifest", "resume from another checkpoint"));
   BERTH_CHECK(json.is_object() && json.value("format", "") == kFormat &&
                   json.value("checksum", "") == "crc32c" && json.contains("files") &&
                   json["files"].is_array(),

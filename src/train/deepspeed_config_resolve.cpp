@@ -53,11 +53,7 @@ std::string read_config_text(const std::string& text_or_path, std::string& sourc
     return text_or_path;
   }
   source = text_or_path;
-  check_input_file(text_or_path, "--deepspeed config");
-  std::ifstream in(text_or_path, std::ios::binary);
-  BERTH_CHECK(in, "cannot read the DeepSpeed config ", text_or_path,
-              ": no such file or not readable. Fix: --deepspeed PATH to a DeepSpeed JSON config");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return read_input_file(text_or_path, "--deepspeed config");
 }
 
 // DeepSpeed's batch rule among the explicit values (runtime/config.py): all three must agree, and two

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 
 namespace berth::data {
 struct DataLoaderOptions;
@@ -28,13 +29,10 @@ inline double seconds_since(Clock::time_point start) {
 
 // A file of a checkpoint the Trainer reads back (its absence means the checkpoint is incomplete).
 inline std::string read_checkpoint_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), "cannot read ", path,
-              ": the checkpoint is incomplete. Fix: resume from another "
-              "checkpoint (or \"latest\"), or start without --resume_from_checkpoint");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(
+      path, "the checkpoint's file",
+      "the checkpoint is incomplete: resume from another checkpoint (or \"latest\"), or start "
+      "without --resume_from_checkpoint");
 }
 
 // A number as the console and report show it (operator<<'s shortest form).

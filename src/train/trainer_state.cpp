@@ -1,5 +1,6 @@
 // TrainerState: HF's trainer_state.json, read and written.
 #include "berth/train/trainer_state.h"
+#include "berth/core/input_file.h"
 
 #include <cmath>
 #include <fstream>
@@ -167,10 +168,8 @@ TrainerState TrainerState::from_json_text(const std::string& text, const std::st
 void TrainerState::save(const std::string& path) const { write_file_atomically(path, to_json_text()); }
 
 TrainerState TrainerState::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in, "cannot read the trainer state ", path,
-              ": no such file or not readable. Fix: pass a checkpoint folder that has trainer_state.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text =
+      read_input_file(path, "the trainer state", "pass a checkpoint folder that has trainer_state.json");
   return from_json_text(text, path);
 }
 

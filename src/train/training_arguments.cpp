@@ -1,6 +1,7 @@
 // TrainingArguments: its names on the command line and in HF's JSON files, HF's rules between fields, its
 // JSON file and the values resolved once a run's length is known.
 #include "berth/train/training_arguments.h"
+#include "berth/core/input_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -371,10 +372,8 @@ TrainingArguments TrainingArguments::from_json_text(const std::string& text, con
 void TrainingArguments::save(const std::string& path) const { write_file_atomically(path, to_json_text()); }
 
 TrainingArguments TrainingArguments::load(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in, "cannot read training arguments from ", path,
-              ": no such file or not readable. Fix: pass a training_args.json written by berth or HF");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text =
+      read_input_file(path, "training arguments", "pass a training_args.json written by berth or HF");
   return from_json_text(text, path, warnings);
 }
 

@@ -40,15 +40,6 @@ struct EncodedData {
   std::shared_ptr<data::TokenizedDataset> train, eval, test;
 };
 
-std::string read_file_text(const std::string& path) {
-  check_input_file(path, "--hp-search");
-  std::ifstream in(path, std::ios::binary);
-  BERTH_CHECK(in.good(), "cannot read ", path, ". Fix: check the path");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Where a rank other than 0 sends what rank 0 alone prints.
 std::ostream& null_stream() {
   static std::ostream sink(nullptr);
@@ -314,7 +305,8 @@ ModelInit make_model_init(const TrainingJobOptions& options, const std::optional
 }
 
 void run_search(Trainer& trainer, const TrainingJobOptions& options, std::ostream& out) {
-  const auto space = SearchSpace::from_json_text(read_file_text(options.hp_space), options.hp_space);
+  const auto space =
+      SearchSpace::from_json_text(read_input_file(options.hp_space, "--hp-search"), options.hp_space);
   const auto best =
       trainer.hyperparameter_search(space, options.n_trials, parse_direction(options.direction),
                                     parse_search_method(options.hp_method), options.hp_objective);

@@ -374,7 +374,7 @@ std::vector<BadInputCase> eval_predict_cases() {
       {"predict_model_without_config",
        "predict --model {D}/adir --input {D}/good.jsonl",
        {},
-       {"config.json: cannot open the model config", kFix}},
+       {"the model config {D}/adir/config.json: expected a file, found nothing at that path", kFix}},
       {"predict_task_unknown", kPredict + "--task nope", {}, {"unknown task \"nope\"", kFix}},
       {"predict_config_does_not_fit_the_weights",
        "predict --model {D}/wide --input {D}/good.jsonl",

@@ -314,7 +314,8 @@ TEST(BertConfig, ValidateChecksAProgrammaticConfig) {
 
 TEST(BertConfig, LoadNamesAMissingFile) {
   expect_contains(error_text([] { BertConfig::load("/nonexistent/config.json"); }),
-                  {"/nonexistent/config.json: cannot open the model config"});
+                  {"the model config /nonexistent/config.json: expected a file, found nothing at that path",
+                   "config.json next to model.safetensors"});
 }
 
 }  // namespace

@@ -122,8 +122,10 @@ TEST(TrainerStateTest, TypeErrorsNameKeyAndSource) {
                   {"\"log_history\" must be a list of objects"});
   expect_contains(error_text([] { TrainerState::from_json_text("not json", "s.json"); }),
                   {"s.json", "not valid JSON"});
-  expect_contains(error_text([] { TrainerState::load("/nonexistent/trainer_state.json"); }),
-                  {"/nonexistent/trainer_state.json", "no such file"});
+  expect_contains(
+      error_text([] { TrainerState::load("/nonexistent/trainer_state.json"); }),
+      {"the trainer state /nonexistent/trainer_state.json: expected a file, found nothing at that path",
+       "Fix: pass a checkpoint folder"});
 }
 
 // Found by fuzz/checkpoint_state_fuzzer: 1e400 escaped as nlohmann's out_of_range (the CLI exited 1).

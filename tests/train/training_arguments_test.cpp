@@ -280,7 +280,8 @@ TEST(TrainingArgumentsTest, JsonRoundTripsEveryField) {
   args.save(dir.file("training_args.json"));
   EXPECT_EQ(TrainingArguments::load(dir.file("training_args.json")).to_json_text(), text);
   expect_contains(error_text([&] { TrainingArguments::load(dir.file("missing.json")); }),
-                  {"missing.json", "no such file"});
+                  {"training arguments ", "missing.json: expected a file, found nothing at that path",
+                   "Fix: pass a training_args.json"});
 }
 
 TEST(TrainingArgumentsTest, MergeOverridesOnlyPresentKeys) {
