@@ -8,6 +8,7 @@
 #include "berth/core/error.h"
 #include "berth/core/process_defaults.h"
 #include "berth/core/runtime.h"
+#include "berth/doctor/doctor.h"
 #include "command.h"
 
 BERTH_PROCESS_DEFAULTS();
@@ -21,7 +22,7 @@ const std::vector<std::string>& berth::cli::program_args() { return g_program_ar
 int main(int argc, char** argv) {
   g_program_args.assign(argv, argv + argc);
   CLI::App app{"berth: fine-tune BERT-family models on CPUs and GPUs, with every tensor in its right place"};
-  app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
+  app.set_version_flag("--version", berth::version_text());
   app.require_subcommand(1);
   berth::runtime::ThreadOptions threads;
   app.add_option(

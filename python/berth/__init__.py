@@ -8,7 +8,23 @@ import json as _json
 
 import torch as _torch  # noqa: F401  (loads libtorch and torch's type casters before the C++ module)
 
-from . import _core
+from . import _build_info
+
+__version__ = _build_info.version
+
+
+def _check_torch(found, built, where="torch"):
+    """Refuses a torch other than the one berth._core was compiled against (its C++ ABI is that version's)."""
+    if found.split("+")[0] != built.split("+")[0]:
+        raise ImportError(
+            f"berth {__version__} was built for torch {built}, but this Python imports torch {found} ({where}): a "
+            f"C++ extension runs only with the torch it was compiled against. Fix: pip install torch=={built} "
+            f"(berth's pin), or rebuild berth against this torch (pip install . from the source tree)")
+
+
+_check_torch(_torch.__version__, _build_info.torch_version, _torch.__file__)
+
+from . import _core  # noqa: E402
 from ._core import Error, InternalError, PlacementError
 from .placement import explain_placement
 from .trainer import EvalPrediction, Trainer, TrainerCallback, TrainerControl, TrainerState

@@ -187,6 +187,11 @@ DoctorReport run_doctor(const DoctorOptions& options) {
   return report;
 }
 
+std::string version_text() {
+  const char* devices = BERTH_WITH_CUDA ? "CPU and CUDA" : "CPU only";
+  return std::string("berth ") + BERTH_VERSION + " (built for torch " + TORCH_VERSION + ", " + devices + ")";
+}
+
 std::string format_doctor_text(const DoctorReport& r) {
   std::ostringstream out;
   auto yes_no = [](bool b) { return b ? "yes" : "no"; };

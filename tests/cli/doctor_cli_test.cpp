@@ -55,6 +55,16 @@ TEST(DoctorCli, ReportsTorchTwoAndOnCiCudaAndNcclCompiledIn) {
   EXPECT_TRUE(json["cuda"]["compiled"].get<bool>()) << json["cuda"].dump();
 }
 
+// --version names berth's version and the torch it was built for, as doctor reports them.
+TEST(DoctorCli, VersionNamesTheTorchBerthWasBuiltFor) {
+  const auto json = nlohmann::json::parse(run_cli("", "doctor --json", /*merge_stderr=*/false).output);
+  const auto version = run_cli("", "--version", /*merge_stderr=*/false);
+  ASSERT_EQ(version.exit_code, 0) << version.output;
+  const std::string devices = json["features"]["cuda"].get<bool>() ? "CPU and CUDA" : "CPU only";
+  EXPECT_EQ(version.output, "berth " + json["berth_version"].get<std::string>() + " (built for torch " +
+                                json["torch_version"].get<std::string>() + ", " + devices + ")\n");
+}
+
 TEST(DoctorCli, UserChosenWaitPolicyIsKeptAndSpinningGetsOneThread) {
   auto result = run_cli("OMP_WAIT_POLICY=ACTIVE", "doctor --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.output;

@@ -66,6 +66,18 @@ def test_errors_are_berth_types_with_the_cpp_message():
     assert "/nonexistent/model" in str(raised.value)
 
 
+def test_the_version_is_the_builds_and_another_torch_is_refused_with_the_fix():
+    assert berth.__version__ == berth.doctor(device="cpu")["berth_version"]
+    berth._check_torch(torch.__version__, berth._build_info.torch_version)  # the torch imported now: accepted
+    with pytest.raises(ImportError) as refused:
+        berth._check_torch("2.14.1+cpu", "2.15.0", "/venv/torch/__init__.py")
+    assert str(refused.value) == (
+        f"berth {berth.__version__} was built for torch 2.15.0, but this Python imports torch 2.14.1+cpu "
+        "(/venv/torch/__init__.py): a C++ extension runs only with the torch it was compiled against. Fix: pip "
+        "install torch==2.15.0 (berth's pin), or rebuild berth against this torch (pip install . from the source "
+        "tree)")
+
+
 def test_doctor_returns_the_json_as_a_dict():
     report = berth.doctor(device="cpu")
     assert report["torch_version"].split("+")[0] == torch.__version__.split("+")[0]

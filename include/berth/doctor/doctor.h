@@ -57,6 +57,10 @@ struct DoctorReport {
 // Collects everything; never throws for a bad environment or device (those become problems).
 DoctorReport run_doctor(const DoctorOptions& options = {});
 
+// `berth --version`: "berth 0.1.0 (built for torch 2.15.0, CPU and CUDA)" (or "CPU only"): the torch whose
+// C++ ABI berth needs at run time.
+std::string version_text();
+
 // Human-readable checklist.
 std::string format_doctor_text(const DoctorReport& report);
 
