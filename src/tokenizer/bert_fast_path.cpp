@@ -58,7 +58,7 @@ BertFastPath::BertFastPath(BertNormalizerOptions options, const WordPiece& wordp
   for (const AddedTokenSpec& t : added_) added_first_byte_[static_cast<unsigned char>(t.content[0])] = true;
 }
 
-uint32_t BertFastPath::encode_span(std::string_view text, uint32_t first_char,
+uint32_t BertFastPath::encode_span(std::string_view text, uint32_t first_char, uint32_t& word_index,
                                    std::vector<SourceToken>& out) const {
   thread_local Scratch s;
   s.normalized.clear();
@@ -78,9 +78,10 @@ uint32_t BertFastPath::encode_span(std::string_view text, uint32_t first_char,
                               : static_cast<uint32_t>(utf8::count_chars(std::string_view(
                                     normalized + word.byte_begin + piece.begin, piece.end - piece.begin)));
       // A token spans from its first code point's original one to its last one's.
-      out.push_back({piece.id, origin[piece_char], origin[piece_char + length - 1] + 1});
+      out.push_back({piece.id, origin[piece_char], origin[piece_char + length - 1] + 1, word_index});
       piece_char += length;
     }
+    ++word_index;
   }
   return next_char;
 }
@@ -88,6 +89,7 @@ uint32_t BertFastPath::encode_span(std::string_view text, uint32_t first_char,
 void BertFastPath::encode(std::string_view text, std::vector<SourceToken>& out) const {
   size_t begin = 0;  // the text not yet encoded starts here, at code point begin_char
   uint32_t begin_char = 0;
+  uint32_t word = 0;
   for (size_t pos = 0; pos < text.size() && !added_.empty();) {
     const AddedTokenSpec* match = nullptr;
     if (added_first_byte_[static_cast<unsigned char>(text[pos])])
@@ -101,14 +103,14 @@ void BertFastPath::encode(std::string_view text, std::vector<SourceToken>& out) 
       continue;
     }
     const uint32_t match_char =
-        pos > begin ? encode_span(text.substr(begin, pos - begin), begin_char, out) : begin_char;
+        pos > begin ? encode_span(text.substr(begin, pos - begin), begin_char, word, out) : begin_char;
     const auto length = static_cast<uint32_t>(utf8::count_chars(match->content));
-    out.push_back({match->id, match_char, match_char + length});
+    out.push_back({match->id, match_char, match_char + length, word++});
     pos += match->content.size();
     begin = pos;
     begin_char = match_char + length;
   }
-  if (begin < text.size()) encode_span(text.substr(begin), begin_char, out);
+  if (begin < text.size()) encode_span(text.substr(begin), begin_char, word, out);
 }
 
 }  // namespace berth::tokenizer

@@ -34,8 +34,9 @@ class BertFastPath {
   BertFastPath(BertNormalizerOptions options, const WordPiece& wordpiece,
                const std::vector<AddedTokenSpec>& added);
   // Normalizes, splits and tokenizes text[begin, end), whose first code point is the original's `first_char`;
-  // returns the index of the code point after it.
-  uint32_t encode_span(std::string_view text, uint32_t first_char, std::vector<SourceToken>& out) const;
+  // returns the index of the code point after it. `word` counts HF's words (pre-tokenizer splits) so far.
+  uint32_t encode_span(std::string_view text, uint32_t first_char, uint32_t& word,
+                       std::vector<SourceToken>& out) const;
 
   BertNormalizer normalizer_;
   const WordPiece& wordpiece_;         // owned by the pipeline's model

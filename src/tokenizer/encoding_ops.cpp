@@ -16,13 +16,13 @@ Encoding window(const Encoding& e, size_t begin, size_t end) {
                                             v.begin() + static_cast<std::ptrdiff_t>(end));
   };
   Encoding out;
+  if (e.word_ids.size() == e.ids.size()) out.word_ids = slice(e.word_ids);
   out.ids = slice(e.ids);
   out.type_ids = slice(e.type_ids);
   out.attention_mask = slice(e.attention_mask);
   out.special_tokens_mask = slice(e.special_tokens_mask);
   out.offsets = slice(e.offsets);
   out.sequence_ids = slice(e.sequence_ids);
-  if (!e.word_ids.empty()) out.word_ids = slice(e.word_ids);
   return out;
 }
 
@@ -55,9 +55,9 @@ void keep_tokens(Encoding& e, const std::vector<size_t>& keep) {
     for (size_t i : keep) out.push_back(v[i]);
     v = std::move(out);
   };
+  if (e.word_ids.size() == e.ids.size()) pick(e.word_ids);
   pick(e.ids), pick(e.type_ids), pick(e.attention_mask), pick(e.special_tokens_mask), pick(e.offsets);
   pick(e.sequence_ids);
-  if (!e.word_ids.empty()) pick(e.word_ids);
 }
 
 template <typename T>
@@ -74,13 +74,13 @@ void pad_encoding(Encoding& e, size_t length, const PaddingOptions& padding) {
   for (Encoding& o : e.overflowing) pad_encoding(o, length, padding);
   if (e.size() >= length) return;
   const size_t n = length - e.size();
+  if (e.word_ids.size() == e.ids.size()) pad_vector(e.word_ids, n, int64_t{-1}, padding.direction);
   pad_vector(e.ids, n, padding.pad_id, padding.direction);
   pad_vector(e.type_ids, n, padding.pad_type_id, padding.direction);
   pad_vector(e.attention_mask, n, int64_t{0}, padding.direction);
   pad_vector(e.special_tokens_mask, n, int64_t{1}, padding.direction);
   pad_vector(e.offsets, n, std::pair<size_t, size_t>{0, 0}, padding.direction);
   pad_vector(e.sequence_ids, n, int8_t{-1}, padding.direction);
-  if (!e.word_ids.empty()) pad_vector(e.word_ids, n, int64_t{-1}, padding.direction);
 }
 
 }  // namespace
@@ -90,9 +90,11 @@ Encoding sequence_encoding(const std::vector<SourceToken>& tokens, int64_t type_
   const size_t n = tokens.size();
   e.ids.resize(n);
   e.offsets.resize(n);
+  e.word_ids.resize(n);
   for (size_t i = 0; i < n; ++i) {
     e.ids[i] = tokens[i].id;
     e.offsets[i] = {tokens[i].begin, tokens[i].end};
+    e.word_ids[i] = tokens[i].word;
   }
   e.type_ids.assign(n, type_id);
   e.attention_mask.assign(n, 1);
@@ -161,11 +163,10 @@ void merge_encodings(Encoding& self, Encoding pair) {
   append(self.special_tokens_mask, pair.special_tokens_mask);
   append(self.offsets, pair.offsets);
   append(self.sequence_ids, pair.sequence_ids);
-  if (!self.word_ids.empty() || !pair.word_ids.empty()) {  // words only on one side: -1 on the other
-    self.word_ids.resize(self.ids.size() - pair.ids.size(), -1);
-    pair.word_ids.resize(pair.ids.size(), -1);
-    append(self.word_ids, pair.word_ids);
-  }
+  // An encoding made without words (by hand) counts as special tokens: -1.
+  self.word_ids.resize(self.ids.size() - pair.ids.size(), -1);
+  pair.word_ids.resize(pair.ids.size(), -1);
+  append(self.word_ids, pair.word_ids);
   self.overflowing = std::move(overflowing);
 }
 
@@ -177,6 +178,7 @@ Encoding special_encoding(const std::vector<int64_t>& ids, int64_t type_id) {
   e.special_tokens_mask.assign(ids.size(), 1);
   e.offsets.assign(ids.size(), {0, 0});
   e.sequence_ids.assign(ids.size(), -1);
+  e.word_ids.assign(ids.size(), -1);
   return e;
 }
 

@@ -11,11 +11,13 @@
 
 namespace berth::tokenizer {
 
-// A token of a text: its id and the [begin, end) code points of the original text it came from.
+// A token of a text: its id, the [begin, end) code points of the original text it came from, and its word
+// (HF's: the index of the pre-tokenizer split, an added token being a split of its own).
 struct SourceToken {
   int64_t id = 0;
   uint32_t begin = 0;
   uint32_t end = 0;
+  uint32_t word = 0;
 };
 
 // One sequence's encoding from its tokens, each field allocated once at its size.

@@ -165,8 +165,9 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) cons
       found.clear();  // not UTF-8: the general path below names the byte where it is in the whole text
     }
   }
+  uint32_t word = 0;  // HF's word: each added token and each pre-tokenizer split is one
   const auto push = [&](int64_t id, std::pair<uint32_t, uint32_t> origin) {
-    found.push_back({id, origin.first, origin.second});
+    found.push_back({id, origin.first, origin.second, word});
   };
   // Per thread: a piece's UTF-8 for the model and the code point each of its bytes belongs to.
   thread_local std::string utf8;
@@ -176,6 +177,7 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) cons
     if (part.text.empty()) continue;
     if (part.added_id) {
       push(*part.added_id, {part.text.chars.front().begin, part.text.chars.back().end});
+      ++word;
       continue;
     }
     PieceText pieces = PieceText::whole(std::move(part.text));
@@ -209,6 +211,7 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int64_t type_id) cons
         const uint32_t last = ascii ? begin + t.end - 1 : char_at[t.end - 1];
         push(t.id, {chars[first].begin, chars[last].end});
       }
+      ++word;
     }
   }
   return sequence_encoding(found, type_id);

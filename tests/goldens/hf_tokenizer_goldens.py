@@ -113,6 +113,11 @@ families = {
 }
 
 
+def word_ids(encoding):
+    # HF's word of each token (None, for special tokens and padding, as -1)
+    return [-1 if w is None else w for w in encoding.word_ids]
+
+
 def result(encoding):
     out = {
         "ids": encoding.ids,
@@ -120,6 +125,7 @@ def result(encoding):
         "attention_mask": encoding.attention_mask,
         "special_tokens_mask": encoding.special_tokens_mask,
         "offsets": [list(o) for o in encoding.offsets],
+        "word_ids": word_ids(encoding),
     }
     if encoding.overflowing:
         out["overflowing"] = [result(o) for o in encoding.overflowing]
@@ -209,7 +215,8 @@ for name, make in families.items():
         digests.append(json.dumps({"file": file, "tokens": len(encoding.ids), "crc32": crc32(encoding)}))
         if whole:
             full.append(json.dumps({"file": file, "ids": encoding.ids,
-                                    "offsets": [x for o in encoding.offsets for x in o]}))
+                                    "offsets": [x for o in encoding.offsets for x in o],
+                                    "word_ids": word_ids(encoding)}))
     for lines_out, file_name in ((full, "emails.jsonl"), (digests, "all_emails.jsonl")):
         with open(os.path.join(directory, file_name + ".tmp"), "w", encoding="utf-8") as f:
             f.write("\n".join(lines_out) + "\n")

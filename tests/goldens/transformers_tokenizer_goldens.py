@@ -55,7 +55,8 @@ for name, (files, config) in directories.items():
                         return_token_type_ids=True)
         lines.append(json.dumps({"case": index, "ids": out["input_ids"], "type_ids": out["token_type_ids"],
                                  "attention_mask": out["attention_mask"],
-                                 "offsets": [list(o) for o in out["offset_mapping"]]}))
+                                 "offsets": [list(o) for o in out["offset_mapping"]],
+                                 "word_ids": [-1 if w is None else w for w in out.word_ids()]}))
     with open(os.path.join(directory, "expected.jsonl.tmp"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(os.path.join(directory, "expected.jsonl.tmp"), os.path.join(directory, "expected.jsonl"))

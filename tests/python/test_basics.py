@@ -94,13 +94,14 @@ def test_tokenizer_encodes_as_hf_tokenizers():
     texts = ["Free prize, click here NOW!", "the build is green", "résumé naïve café"]
     for text in texts:
         a, b = ours.encode(text), theirs.encode(text)
-        for field in ("ids", "type_ids", "attention_mask", "special_tokens_mask", "tokens"):
+        for field in ("ids", "type_ids", "attention_mask", "special_tokens_mask", "tokens", "word_ids"):
             assert getattr(a, field) == getattr(b, field), (text, field)
         assert [tuple(o) for o in a.offsets] == [tuple(o) for o in b.offsets], text
         assert ours.decode(a.ids) == theirs.decode(b.ids)
     pair_a = ours.encode("meeting tomorrow", "review report")
     pair_b = theirs.encode("meeting tomorrow", "review report")
     assert pair_a.ids == pair_b.ids and pair_a.type_ids == pair_b.type_ids
+    assert pair_a.word_ids == pair_b.word_ids  # each sequence's words counted from 0, special tokens None
     batch_a = ours.encode_batch(texts + [("meeting tomorrow", "review report")])
     batch_b = theirs.encode_batch(texts + [("meeting tomorrow", "review report")])
     assert [e.ids for e in batch_a] == [e.ids for e in batch_b]

@@ -79,7 +79,8 @@ inline std::string encoding_difference(const berth::tokenizer::Encoding& actual,
   for (auto [field, got] : {std::pair<const char*, const std::vector<int64_t>*>{"ids", &actual.ids},
                             {"type_ids", &actual.type_ids},
                             {"attention_mask", &actual.attention_mask},
-                            {"special_tokens_mask", &actual.special_tokens_mask}}) {
+                            {"special_tokens_mask", &actual.special_tokens_mask},
+                            {"word_ids", &actual.word_ids}}) {
     std::string diff = compare(field, *got);
     if (!diff.empty()) return diff;
   }

@@ -81,7 +81,8 @@ TEST(TokenizerFiles, TheConfigsLowercaseWinsOverTokenizerJson) {
 }
 
 // transformers' AutoTokenizer on directories whose tokenizer_config.json matters (goldens written at build
-// time by transformers_tokenizer_goldens.py): every case, single and paired, ids, type ids, mask and offsets.
+// time by transformers_tokenizer_goldens.py): every case, single and paired, ids, type ids, mask, offsets and
+// word ids.
 TEST(TokenizerFiles, DirectoriesLoadAsTransformersLoadsThem) {
   const std::string root = berth::testing::golden_dir() + "/transformers_tokenizers/";
   const auto cases =

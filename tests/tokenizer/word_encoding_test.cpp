@@ -49,9 +49,11 @@ INSTANTIATE_TEST_SUITE_P(Goldens, WordEncoding, ::testing::Values("bert-base-unc
                            return name;
                          });
 
-TEST(WordEncoding, PlainTextHasNoWordIds) {
+// Plain text's words are the pre-tokenizer's splits (HF's numbering, compared on every golden family in
+// tokenizer_test.cpp); padding and special tokens are -1 in both kinds of input.
+TEST(WordEncoding, PlainTextWordsAreThePreTokenizersSplits) {
   const auto tokenizer = berth::tokenizer::load_tokenizer(word_golden_dir("bert-base-uncased"));
-  EXPECT_TRUE(tokenizer.encode("two words").word_ids.empty());
+  EXPECT_EQ(tokenizer.encode("two words").word_ids, (std::vector<int64_t>{-1, 0, 1, -1}));
   const auto padded = [&] {
     berth::tokenizer::Tokenizer t = tokenizer;
     berth::tokenizer::PaddingOptions padding;

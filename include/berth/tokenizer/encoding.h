@@ -19,8 +19,10 @@ struct Encoding {
   std::vector<std::pair<size_t, size_t>> offsets;
   // Which input each token belongs to: 0 text, 1 text_pair, -1 special tokens and padding.
   std::vector<int8_t> sequence_ids;
-  // Which word of a pre-split input each token came from (HF's word_ids(); -1 for special tokens and
-  // padding). Empty unless the input was a list of words (Tokenizer::encode_words).
+  // Which word each token came from, as HF's word_ids() numbers them (-1 for special tokens and padding): for
+  // a text, the pre-tokenizer's splits in order (an added token is one; a text without a pre-tokenizer is one
+  // word), counted from 0 in each sequence of a pair; for a list of words (Tokenizer::encode_words), the
+  // word.
   std::vector<int64_t> word_ids;
   // With TruncationOptions::return_overflowing: the windows truncation cut off, in order, each post-processed
   // and padded like this one (HF's Encoding::overflowing).
