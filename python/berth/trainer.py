@@ -92,9 +92,10 @@ def _plain(value):
 
 
 class Trainer:
-    """Trainer(model=DIR or preset name, args=TrainingArguments(...), train_dataset=..., eval_dataset=...,
-    compute_metrics=fn, callbacks=[...]) as HF's, with train(), evaluate(), predict(), save_model() and
-    hyperparameter_search(). Beyond HF's: tokenizer=DIR (a preset has no tokenizer of its own), task,
+    """Trainer(model=DIR, preset name or torch.nn.Module, args=TrainingArguments(...), train_dataset=...,
+    eval_dataset=..., compute_metrics=fn, callbacks=[...]) as HF's, with train(), evaluate(), predict(),
+    save_model() and hyperparameter_search(). A module (a transformers PreTrainedModel) is trained in place:
+    berth's model shares its tensors. Beyond HF's: tokenizer=DIR (a preset has no tokenizer of its own), task,
     config_overrides ("num_hidden_layers=2"), text_column / text_pair_column / label_column,
     early_stopping_patience, block_size and mlm_probability, as `berth train`'s flags of those names."""
 
@@ -120,6 +121,7 @@ class Trainer:
                        early_stopping_patience=early_stopping_patience,
                        early_stopping_threshold=early_stopping_threshold, block_size=block_size,
                        mlm_probability=mlm_probability)
+        self.model = model  # HF's trainer.model: what was passed (a module is trained in place)
         options.update(self._model_options(model, tokenizer or processing_class))
         options["train"] = self._data_path(train_dataset, "train")
         options["eval"] = self._data_path(eval_dataset, "eval")
@@ -133,21 +135,58 @@ class Trainer:
             job = weakref.ref(self._job)
             atexit.register(lambda: job() is not None and job().barrier())
 
-    @staticmethod
-    def _model_options(model, tokenizer):
+    def _model_options(self, model, tokenizer):
         from . import _core
 
         if tokenizer is not None and not isinstance(tokenizer, (str, os.PathLike)):
             tokenizer = getattr(tokenizer, "name_or_path", None) or getattr(tokenizer, "path", None)
+        if hasattr(model, "state_dict") and hasattr(model, "named_parameters"):  # a torch.nn.Module
+            return self._module_options(model, tokenizer)
         if not isinstance(model, (str, os.PathLike)):
             raise _core.Error(
-                f"Trainer(model=...): expected an HF model directory or a preset name, found "
-                f"{type(model).__name__}. Fix: model=\"path/to/model\" (the folder from save_pretrained) or "
-                f"model=\"bert-tiny\"; berth loads and places the model itself")
+                f"Trainer(model=...): expected an HF model directory, a preset name or a torch.nn.Module, found "
+                f"{type(model).__name__}. Fix: model=\"path/to/model\" (the folder from save_pretrained), "
+                f"model=\"bert-tiny\", or model=AutoModelForSequenceClassification.from_pretrained(...)")
         model = os.fspath(model)
         if os.path.isdir(model):
             return {"model": model, "tokenizer": tokenizer}
         return {"model_preset": model, "tokenizer": tokenizer}
+
+    def _module_options(self, module, tokenizer):
+        """model= a torch.nn.Module with an HF config (a transformers PreTrainedModel): berth builds its
+        family's model from that config (config.json in a temporary folder) with the module's own tensors as
+        its parameters, shared, not copied: training updates the module."""
+        from . import _core
+
+        name = type(module).__name__
+        config = getattr(module, "config", None)
+        if config is None or not hasattr(config, "to_dict"):
+            raise _core.Error(
+                f"Trainer(model={name}): the module has no HF config (module.config), and berth builds the "
+                f"model it trains from one. Fix: pass a transformers PreTrainedModel of a family berth "
+                f"implements (or set module.config to its PretrainedConfig), or model=DIR")
+        values = config.to_dict()
+        if type(module).__module__.split(".")[0] == "transformers":
+            values["architectures"] = [name]  # the head this module is, even when built from a config
+        source = getattr(module, "name_or_path", "") or values.get("_name_or_path", "")
+        if tokenizer is None and source and os.path.isdir(source):
+            tokenizer = source  # from_pretrained(dir): the tokenizer is usually beside the weights
+        if tokenizer is None:
+            raise _core.Error(
+                f"Trainer(model={name}): berth reads the tokenizer from its files, and this module was not "
+                f"loaded from a folder that has them. Fix: tokenizer=\"DIR\" or "
+                f"processing_class=AutoTokenizer.from_pretrained(\"DIR\")")
+        folder = os.path.join(self._temporary_dir(), "model")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as out:
+            json.dump(values, out, indent=2, sort_keys=True)
+        return {"model": folder, "tokenizer": tokenizer, "shared_tensors": dict(module.state_dict(keep_vars=True)),
+                "shared_source": f"Trainer(model={name})"}
+
+    def _temporary_dir(self):
+        if self._data_dir is None:
+            self._data_dir = tempfile.TemporaryDirectory(prefix="berth-data-")
+        return self._data_dir.name
 
     def _data_path(self, dataset, split):
         """A path the C++ reader reads: the path itself, or the rows written as JSONL."""
@@ -155,9 +194,7 @@ class Trainer:
             return None
         if isinstance(dataset, (str, os.PathLike)):
             return os.fspath(dataset)
-        if self._data_dir is None:
-            self._data_dir = tempfile.TemporaryDirectory(prefix="berth-data-")
-        path = os.path.join(self._data_dir.name, f"{split}.jsonl")
+        path = os.path.join(self._temporary_dir(), f"{split}.jsonl")
         with open(path, "w", encoding="utf-8") as out:
             for row in _rows(dataset):
                 out.write(json.dumps({k: _plain(v) for k, v in row.items()}, ensure_ascii=False) + "\n")

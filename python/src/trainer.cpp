@@ -196,6 +196,11 @@ train::TrainingJobOptions job_options(const py::dict& d, const std::string& args
   o.early_stopping_patience = option(d, "early_stopping_patience", o.early_stopping_patience);
   o.early_stopping_threshold = option(d, "early_stopping_threshold", o.early_stopping_threshold);
   o.args = train::TrainingArguments::from_json_text(args_json, "TrainingArguments");
+  if (d.contains("shared_tensors") && !d["shared_tensors"].is_none()) {
+    for (const auto& [name, tensor] : d["shared_tensors"].cast<py::dict>())
+      o.shared_tensors.emplace(name.cast<std::string>(), tensor.cast<at::Tensor>());
+    o.shared_source = option(d, "shared_source", std::string("the model"));
+  }
   return o;
 }
 
@@ -269,6 +274,7 @@ class TrainingJob {
     train::BestRun best;
     {
       py::gil_scoped_release release;
+      train::check_search_allowed(job_.options);
       const auto space = train::SearchSpace::from_json_text(space_json, "hp_space");
       best = job_.trainer->hyperparameter_search(space, n_trials, train::parse_direction(direction),
                                                  train::parse_search_method(method), objective);

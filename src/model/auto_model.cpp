@@ -148,27 +148,59 @@ std::shared_ptr<TaskModel> build_task_model(const PretrainedConfig& config, Mode
   return family_for(config, task).build(config, task, init);
 }
 
+namespace {
+
+// dir/config.json with options' labels and problem type, the task it is for, and that task's family.
+struct TaskConfig {
+  PretrainedConfig config;
+  ModelTask task;
+  const ModelFamily* family;
+  std::vector<std::string> warnings;  // config.json's
+};
+
+TaskConfig read_task_config(const std::string& dir, const PretrainedOptions& options,
+                            std::optional<ModelTask> task) {
+  check_model_dir(dir, options);
+  std::vector<std::string> warnings;
+  TaskConfig out{PretrainedConfig::load((fs::path(dir) / "config.json").string(), &warnings),
+                 ModelTask::SequenceClassification, nullptr, std::move(warnings)};
+  if (options.labels) out.config.set_labels(*options.labels);
+  if (options.num_labels) out.config.set_num_labels(*options.num_labels);
+  if (options.problem_type) out.config.problem_type = *options.problem_type;
+  out.task = task.value_or(default_task(out.config));
+  out.family = &family_for(out.config, out.task);
+  return out;
+}
+
+}  // namespace
+
 Pretrained<std::shared_ptr<TaskModel>> load_task_model(const std::string& dir_text,
                                                        const PretrainedOptions& options,
                                                        std::optional<ModelTask> task) {
-  const fs::path dir(dir_text);
-  check_model_dir(dir_text, options);
-  std::vector<std::string> config_warnings;
-  PretrainedConfig config = PretrainedConfig::load((dir / "config.json").string(), &config_warnings);
-  if (options.labels) config.set_labels(*options.labels);
-  if (options.num_labels) config.set_num_labels(*options.num_labels);
-  if (options.problem_type) config.problem_type = *options.problem_type;
-  const ModelTask chosen = task.value_or(default_task(config));
-  const ModelFamily& family = family_for(config, chosen);
-
+  TaskConfig c = read_task_config(dir_text, options, task);
   Pretrained<std::shared_ptr<TaskModel>> result;
-  result.model = family.build(config, chosen, TaskModelInit{/*random=*/false, std::nullopt});
+  result.model = c.family->build(c.config, c.task, TaskModelInit{/*random=*/false, std::nullopt});
   result.model->module().to(options.dtype);
-  result.report = load_weights(result.model->module(), dir_text, family.layout(config, chosen), options,
-                               config.num_labels());
+  result.report = load_weights(result.model->module(), dir_text, c.family->layout(c.config, c.task), options,
+                               c.config.num_labels());
   // config.json's warnings come first, as HF logs them.
   std::vector<std::string>& warnings = result.report.warnings;
-  warnings.insert(warnings.begin(), config_warnings.begin(), config_warnings.end());
+  warnings.insert(warnings.begin(), c.warnings.begin(), c.warnings.end());
+  return result;
+}
+
+Pretrained<std::shared_ptr<TaskModel>> share_task_model(const std::string& dir, const SharedTensors& tensors,
+                                                        const std::string& source,
+                                                        const PretrainedOptions& options,
+                                                        std::optional<ModelTask> task) {
+  TaskConfig c = read_task_config(dir, options, task);
+  Pretrained<std::shared_ptr<TaskModel>> result;
+  result.model = c.family->build(c.config, c.task, TaskModelInit{/*random=*/false, std::nullopt});
+  result.model->module().to(options.dtype);
+  result.report =
+      share_parameters(result.model->module(), tensors, c.family->layout(c.config, c.task), source);
+  std::vector<std::string>& warnings = result.report.warnings;
+  warnings.insert(warnings.begin(), c.warnings.begin(), c.warnings.end());
   return result;
 }
 

@@ -62,6 +62,7 @@ void check_model_choice(const TrainingJobOptions& options) {
     check_output_directory(logdir, "TENSORBOARD_LOGGING_DIR (report_to tensorboard's logging directory)");
   }
   if (!options.hp_space.empty()) check_input_file(options.hp_space, "--hp-search");
+  if (!options.hp_space.empty()) check_search_allowed(options);
   BERTH_CHECK(options.hp_space.empty() || options.n_trials > 0 || options.hp_method == "grid",
               "train: --n-trials 0 runs no trial of a random search. Fix: --n-trials 10, or --hp-method grid "
               "(where 0 means the whole grid)");
@@ -277,6 +278,16 @@ EncodedData load_question_answering_data(const TrainingJobOptions& options,
   return data;
 }
 
+// A shared model must already be where the run trains: moving it would train a copy.
+void check_shared_device(TaskModel& model, c10::Device device, const std::string& source) {
+  for (const auto& item : model.module().named_parameters(/*recurse=*/true))
+    BERTH_CHECK(item.value().device() == device, source, " is on ", device_name(item.value().device()),
+                " and this run trains on ", device_name(device),
+                "; berth trains the model you pass in place, so ", "it does not move it. Fix: model.to(\"",
+                device_name(device), "\") before Trainer(...), or ",
+                "TrainingArguments(use_cpu=True) for a model on the CPU");
+}
+
 // berth's own model_init builds the model where the run will use it, so --placement strict holds for it
 // (strict is for models that user code places).
 ModelInit make_model_init(const TrainingJobOptions& options, const std::optional<PretrainedConfig>& preset,
@@ -295,10 +306,14 @@ ModelInit make_model_init(const TrainingJobOptions& options, const std::optional
     if (preset) {
       model = build_task_model(*preset, task);
     } else {
-      auto loaded = load_task_model(model_dir, pretrained, task);
+      auto loaded =
+          options.shared_tensors.empty()
+              ? load_task_model(model_dir, pretrained, task)
+              : share_task_model(model_dir, options.shared_tensors, options.shared_source, pretrained, task);
       for (const auto& warning : loaded.report.warnings) std::cerr << "warning: " << warning << "\n";
       model = loaded.model;
     }
+    if (!options.shared_tensors.empty()) check_shared_device(*model, device, options.shared_source);
     if (device.type() != c10::kMeta) place(model->module(), device);
     return model;
   };
@@ -360,6 +375,13 @@ void run_training(Trainer& trainer, const EncodedData& data, const std::string& 
 
 }  // namespace
 
+void check_search_allowed(const TrainingJobOptions& options) {
+  BERTH_CHECK(
+      options.shared_tensors.empty(), options.shared_source,
+      " is one model, trained in place; a search trains a fresh model each trial. Fix: pass model=dir "
+      "(model.save_pretrained(dir)) for a search");
+}
+
 PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostream& console,
                                          const EnvLookup& env) {
   check_model_choice(options);
@@ -375,6 +397,11 @@ PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostrea
         << "), rank 0 on " << args.device << "\n";
   }
   if (!plan->sharding.empty()) out << "sharding: " << plan->sharding << "\n";
+  BERTH_CHECK(
+      options.shared_tensors.empty() || plan->zero_stage() < 3, options.shared_source,
+      " is trained in place, and ZeRO-3 partitions every parameter across the ranks (no rank would keep "
+      "your model whole). Fix: ZeRO stage 1 or 2, or save it (model.save_pretrained(dir)) and pass "
+      "model=dir");
   if (args.gradient_checkpointing) {
     const int64_t every = args.checkpoint_every_n_layers();
     out << "activation checkpointing: "

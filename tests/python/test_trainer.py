@@ -173,6 +173,54 @@ def test_bad_input_raises_berth_error_with_the_fix(tmp_path):
     assert "Fix:" in str(raised.value)
 
 
+def test_a_transformers_model_is_trained_in_place(tmp_path):
+    """model=PreTrainedModel: berth trains the module's own tensors (no copy), to the weights training its
+    folder gives, bit for bit."""
+    transformers = pytest.importorskip("transformers")
+    directory = tiny_bert_dir()
+    module = transformers.AutoModelForSequenceClassification.from_pretrained(directory)
+    start = {name: t.detach().clone() for name, t in module.state_dict().items()}
+    storage = {name: t.data_ptr() for name, t in module.state_dict().items()}
+    data = dict(train_dataset=spam_ham_rows(24, 0), eval_dataset=spam_ham_rows(10, 1))
+    trainer = berth.Trainer(model=module, args=berth.TrainingArguments(output_dir=str(tmp_path / "module"), **ARGS),
+                            **data)  # the tokenizer: the folder the module was loaded from
+    assert trainer.model is module
+    trainer.train()
+    berth.Trainer(model=directory, args=berth.TrainingArguments(output_dir=str(tmp_path / "dir"), **ARGS),
+                  **data).train()
+    from_dir = safetensors_torch.load_file(str(tmp_path / "dir" / "model.safetensors"))
+    after = module.state_dict()
+    for name, tensor in from_dir.items():
+        assert torch.equal(after[name], tensor), name
+        assert after[name].data_ptr() == storage[name], name  # trained where it lay
+    assert (after["classifier.weight"] - start["classifier.weight"]).abs().max() > 1e-4
+    # The module is still transformers' model: its forward gives the logits of the trained weights.
+    batch = transformers.AutoTokenizer.from_pretrained(directory)("the build is green", return_tensors="pt")
+    reloaded = transformers.AutoModelForSequenceClassification.from_pretrained(str(tmp_path / "dir"))
+    with torch.no_grad():
+        assert torch.allclose(module.eval()(**batch).logits, reloaded.eval()(**batch).logits, atol=1e-6)
+
+
+def test_a_module_berth_cannot_train_in_place_is_refused_with_the_fix(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    module = transformers.AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir())
+    args = berth.TrainingArguments(output_dir=str(tmp_path / "out"), **ARGS)
+    data = dict(train_dataset=spam_ham_rows(8, 0))
+    with pytest.raises(berth.Error) as raised:
+        berth.Trainer(model=module.to(torch.bfloat16), args=args, **data)
+    assert "is BFloat16" in str(raised.value) and "Fix: model.float()" in str(raised.value)
+    module.float()
+    trainer = berth.Trainer(model=module, args=args, **data)
+    with pytest.raises(berth.Error) as raised:
+        trainer.hyperparameter_search(hp_space={"learning_rate": [1e-3, 1e-4]}, method="grid", n_trials=0)
+    assert "trained in place" in str(raised.value) and "model=dir" in str(raised.value)
+    config = transformers.BertConfig(**{k: v for k, v in module.config.to_dict().items() if k != "_name_or_path"})
+    bare = transformers.BertForSequenceClassification(config)  # not loaded from a folder: no tokenizer beside
+    with pytest.raises(berth.Error) as raised:
+        berth.Trainer(model=bare, args=args, **data)
+    assert "tokenizer=" in str(raised.value) and "Fix:" in str(raised.value)
+
+
 def test_hyperparameter_search_runs_the_cpp_search(tmp_path):
     trainer = python_trainer(tmp_path, tmp_path / "search", {"max_steps": 2, "report_to": ["none"]})
     best = trainer.hyperparameter_search(hp_space={"learning_rate": [1e-3, 1e-5]}, n_trials=0,

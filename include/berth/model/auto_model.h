@@ -6,6 +6,7 @@
 #include "berth/model/model_task.h"
 #include "berth/model/pretrained.h"
 #include "berth/model/pretrained_config.h"
+#include "berth/model/shared_parameters.h"
 #include "berth/model/task_model.h"
 
 #include <cstdint>
@@ -64,5 +65,12 @@ std::shared_ptr<TaskModel> build_task_model(const PretrainedConfig& config, Mode
 Pretrained<std::shared_ptr<TaskModel>> load_task_model(const std::string& dir,
                                                        const PretrainedOptions& options = {},
                                                        std::optional<ModelTask> task = std::nullopt);
+
+// The same model built from dir/config.json alone, its parameters the caller's `tensors` (shared, not copied:
+// share_parameters); `source` names the caller's model in messages.
+Pretrained<std::shared_ptr<TaskModel>> share_task_model(const std::string& dir, const SharedTensors& tensors,
+                                                        const std::string& source,
+                                                        const PretrainedOptions& options = {},
+                                                        std::optional<ModelTask> task = std::nullopt);
 
 }  // namespace berth

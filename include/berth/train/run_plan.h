@@ -35,6 +35,7 @@ class RunPlan {
   std::vector<std::string> warnings;
 
   c10::Device device() const { return process.device; }
+  int zero_stage() const { return zero_.stage; }  // 0 without ZeRO
   bool is_main() const { return process.is_main(); }
   // The clipping norm of every step under `args` (a search trial may change it): a DeepSpeed config's
   // gradient_clipping when there is one (HF's rule; the config's default 0 turns clipping off), else

@@ -12,6 +12,7 @@
 
 #include "berth/data/dataset_source.h"
 #include "berth/device/dist_env.h"
+#include "berth/model/shared_parameters.h"
 #include "berth/tokenizer/tokenizer.h"
 #include "berth/train/question_answering_job.h"
 #include "berth/train/trainer.h"
@@ -25,6 +26,11 @@ struct TrainingJobOptions {
   std::string task;          // a ModelTask name; empty: the checkpoint's architectures, else classification
   std::string tokenizer;     // tokenizer directory; empty: the model directory
   std::string config_overrides;  // preset only: "num_hidden_layers=2,hidden_dropout_prob=0.2"
+  // A front end's own model (the Python Trainer's model=torch.nn.Module): `model` holds its config.json
+  // alone, and the model trained is built from it with these tensors as its parameters (shared, not copied,
+  // so the caller's model is the one trained); `shared_source` names it in messages.
+  SharedTensors shared_tensors;
+  std::string shared_source;
   // causal-lm / masked-lm: pack the texts into blocks of this many tokens (0: one text a row)
   size_t block_size = 0;
   double mlm_probability = 0.15;  // masked-lm: the share of tokens masked (run_mlm.py's flag)
@@ -65,6 +71,9 @@ PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostrea
 // classification and language models only.
 std::shared_ptr<data::TokenizedDataset> encode_job_file(const PreparedTrainingJob& job,
                                                         const std::string& path);
+// Throws berth::Error, with the fix, for a job a hyperparameter search cannot run: one whose model is shared
+// (TrainingJobOptions::shared_tensors), which every trial would continue training.
+void check_search_allowed(const TrainingJobOptions& options);
 // One training then the eval and test metrics and the report, as `berth train` ends (or the search).
 void finish_training_job(PreparedTrainingJob& job);
 
