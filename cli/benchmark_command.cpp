@@ -19,6 +19,7 @@
 #include "berth/model/bert_presets.h"
 #include "berth/optim/adamw.h"
 #include "berth/optim/param_groups.h"
+#include "berth/train/mixed_precision.h"
 #include "berth/train/run_plan.h"
 #include "command.h"
 
@@ -36,6 +37,7 @@ struct BenchmarkOptions {
   uint64_t seed = 0;
   int64_t bucket_cap_mb = 25;
   bool inference = false;
+  bool bf16 = false;  // the forward (and loss) under bf16 autocast, as berth train --bf16
 };
 
 // The one place the optimizer is made, so the fused berth::optim::AdamW can replace torch's here.
@@ -44,6 +46,12 @@ std::unique_ptr<optim::AdamW> make_optimizer(const torch::nn::Module& model) {
   optim::AdamWOptions options;
   options.lr = 1e-4;
   return std::make_unique<optim::AdamW>(optim::hf_param_groups(model, 0.01), options);
+}
+
+// --bf16 as berth train --bf16 resolves it on the CPU (an error where this CPU's torch cannot autocast to
+// bf16).
+train::Precision precision(const BenchmarkOptions& o) {
+  return train::resolve_precision(false, o.bf16, c10::Device(c10::kCPU)).precision;
 }
 
 double median(std::vector<double> values) {
@@ -78,6 +86,7 @@ nlohmann::json timing_json(const BenchmarkOptions& o, const std::vector<double>&
   out["seq_len"] = o.seq_len;
   out["threads"] = at::get_num_threads();
   out["steps"] = o.steps;
+  out["precision"] = o.bf16 ? "bf16" : "fp32";
   out["samples_per_second"] = static_cast<double>(o.batch_size * world_size) * 1000.0 / step_ms;
   out["step_ms"] = step_ms;
   out["min_step_ms"] = *std::min_element(step.begin(), step.end());
@@ -87,16 +96,20 @@ nlohmann::json timing_json(const BenchmarkOptions& o, const std::vector<double>&
 }
 
 // --inference: forward passes without labels as Trainer::predict (`berth eval`) runs them: eval mode, no
-// grad, fp32. A forward's matmul FLOPs are a third of a training step's.
+// grad, fp32 or bf16 autocast. A forward's matmul FLOPs are a third of a training step's.
 int run_inference(const BenchmarkOptions& o, const BertConfig& config, BertForSequenceClassification& model,
                   const at::Tensor& ids, const at::Tensor& mask, int64_t world_size, bool is_main) {
+  const train::Precision compute = precision(o);
   using Clock = std::chrono::steady_clock;
   model->eval();
   torch::NoGradGuard no_grad;
   std::vector<double> step;
   for (int s = 0; s < o.warmup + o.steps; ++s) {
     const auto t0 = Clock::now();
-    at::Tensor logits = model->forward(ids, mask, {}, {}).logits;
+    {
+      const train::AutocastGuard autocast(compute, c10::DeviceType::CPU);
+      at::Tensor logits = model->forward(ids, mask, {}, {}).logits;
+    }
     const auto t1 = Clock::now();
     if (s >= o.warmup) step.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
@@ -178,6 +191,7 @@ int run_benchmark(const BenchmarkOptions& o) {
     return run_inference(o, config, model, ids, mask, context.env.world_size, context.is_main());
   }
   model->train();
+  const train::Precision compute = precision(o);
   std::unique_ptr<optim::AdamW> optimizer = make_optimizer(*model);
   std::vector<at::Tensor> params;
   for (const auto& p : model->parameters()) params.push_back(p);
@@ -195,7 +209,11 @@ int run_benchmark(const BenchmarkOptions& o) {
   std::vector<double> backward_end;  // steady-clock ms at the end of each timed backward
   for (int s = 0; s < o.warmup + o.steps; ++s) {
     const auto t0 = Clock::now();
-    at::Tensor loss = model->forward(ids, mask, {}, labels).loss;
+    at::Tensor loss;
+    {
+      const train::AutocastGuard autocast(compute, c10::DeviceType::CPU);
+      loss = model->forward(ids, mask, {}, labels).loss;
+    }
     const auto t1 = Clock::now();
     sync->reducer().begin_backward(true);
     loss.backward();
@@ -251,6 +269,8 @@ CommandAction add_benchmark_command(CLI::App& app) {
   cmd->add_option("--bucket-cap-mb", o->bucket_cap_mb, "Under a launcher: DDP's gradient bucket size")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the weights and the synthetic tokens")->capture_default_str();
+  cmd->add_flag("--bf16", o->bf16,
+                "Forward and loss under bf16 autocast, fp32 weights and AdamW state (berth train --bf16)");
   cmd->add_flag("--inference", o->inference,
                 "Time forward passes only (no labels), in eval mode without grad, as berth eval runs them");
   return [o] { return run_benchmark(*o); };

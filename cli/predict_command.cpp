@@ -108,7 +108,7 @@ CommandAction add_predict_command(CLI::App& app) {
     if (task == ModelTask::QuestionAnswering)
       return run_question_answering_predict({options->model, options->input, options->output,
                                              options->predictor.batch_size, options->predictor.max_length,
-                                             options->predictor.device, options->question_answering});
+                                             options->predictor.device, false, options->question_answering});
     // A token classifier labels words, not texts (tag_words.h).
     if (task == ModelTask::TokenClassification)
       return tag_words(options->model, options->input, options->output, options->predictor.device,

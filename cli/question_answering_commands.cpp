@@ -29,6 +29,7 @@ train::Trainer make_trainer(const QuestionAnsweringRun& run, std::shared_ptr<Tas
   options.args.output_dir = run.model_dir;
   options.args.per_device_eval_batch_size = static_cast<int64_t>(run.batch_size);
   options.args.device = run.device;
+  options.args.bf16 = run.bf16;
   options.model = std::move(model);
   options.tokenizer = tokenizer;
   options.compute_metrics = std::move(metrics);

@@ -19,6 +19,7 @@ struct QuestionAnsweringRun {
   size_t batch_size = 32;
   size_t max_length = 0;  // 0: the length the model was trained at (training_args.json), else its limit
   std::string device = "auto";
+  bool bf16 = false;  // eval: the forward under bf16 autocast
   train::QuestionAnsweringOptions options;
 };
 

@@ -95,6 +95,7 @@ struct EvalCommandOptions {
   size_t batch_size = 32;
   size_t max_length = 0;
   std::string device = "auto";
+  bool bf16 = false;  // forward under bf16 autocast (AMX / AVX512_BF16 matmuls on the CPU)
   std::string output;
   std::string task;                 // empty: the checkpoint's architectures
   data::MaskTokensOptions masking;  // masked-lm: which tokens are masked
@@ -123,13 +124,8 @@ int eval_question_answering(const EvalCommandOptions& options, std::shared_ptr<T
   BERTH_CHECK(!input.empty(),
               "eval: nothing to evaluate on. Fix: --eval FILE or --test FILE (.jsonl with {id, "
               "question, context, answers} a line, or SQuAD's .json)");
-  QuestionAnsweringRun run{options.model,
-                           input,
-                           options.output,
-                           options.batch_size,
-                           options.max_length,
-                           options.device,
-                           options.question_answering};
+  QuestionAnsweringRun run{options.model,      input,          options.output, options.batch_size,
+                           options.max_length, options.device, options.bf16,   options.question_answering};
   return run_question_answering_eval(run, std::move(model), tokenizer);
 }
 
@@ -169,6 +165,7 @@ int run_eval(const EvalCommandOptions& options) {
   args.output_dir = options.model;
   args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
   args.device = options.device;
+  args.bf16 = options.bf16;
   args.seed = options.seed;
   // The length and truncation the model was trained with (its training_args.json), else what the model and
   // its tokenizer allow.
@@ -290,6 +287,9 @@ CommandAction add_eval_command(CLI::App& app) {
   cmd->add_option("--device", options->device, "auto, cpu, cuda or cuda:N")
       ->envname("BERTH_DEVICE")
       ->capture_default_str();
+  cmd->add_flag("--bf16", options->bf16,
+                "Compute the forward in bf16 (autocast over the fp32 weights, as berth train --bf16): AMX or "
+                "AVX512_BF16 matmuls on a CPU that has them (berth doctor says)");
   cmd->add_option("--output", options->output, "Also write the metrics as JSON here");
   cmd->add_option("--mlm-probability", options->masking.mlm_probability,
                   "masked-lm: the share of tokens masked (as in training)")

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "berth/config.h"
 #include "berth/doctor/doctor.h"
@@ -61,6 +63,31 @@ TEST(Doctor, MissingCudaDeviceIsAProblem) {
   ASSERT_FALSE(report.problems.empty());
   EXPECT_TRUE(contains(report.problems, "cuda:7")) << report.problems.front();
   EXPECT_TRUE(contains(report.problems, "Fix:")) << report.problems.front();
+}
+
+// The kernel's own view of the CPU (/proc/cpuinfo's flags line) against what doctor read through torch.
+TEST(Doctor, Bf16NamesWhatTheKernelSaysTheCpuHas) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = line + " ";
+      break;
+    }
+  if (flags.empty()) GTEST_SKIP() << "no /proc/cpuinfo flags line";
+  const auto has = [&](const char* flag) {
+    return flags.find(std::string(" ") + flag + " ") != std::string::npos;
+  };
+  const auto report = berth::run_doctor();
+  const std::string expected = has("amx_bf16") && has("amx_tile") ? "amx"
+                               : has("avx512_bf16")               ? "avx512_bf16"
+                                                                  : "none";
+  EXPECT_EQ(report.bf16.isa, expected) << flags;
+  EXPECT_GT(report.bf16.fp32_gflops, 0);
+  EXPECT_GT(report.bf16.bf16_gflops, 0);
+  const auto json = nlohmann::json::parse(berth::format_doctor_json(report));
+  EXPECT_EQ(json["bf16"]["isa"], expected);
+  EXPECT_NE(berth::format_doctor_text(report).find("bf16 matmuls: "), std::string::npos);
 }
 
 TEST(Doctor, TextNamesEverySection) {

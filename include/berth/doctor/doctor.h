@@ -10,6 +10,7 @@
 #include "berth/core/runtime.h"
 #include "berth/device/device.h"
 #include "berth/device/dist_env.h"
+#include "berth/doctor/bf16_support.h"
 
 namespace berth {
 
@@ -43,6 +44,7 @@ struct DoctorReport {
   std::string torch_version;
   std::vector<std::pair<std::string, bool>> features;  // cuda, nccl, gloo, mpi, onednn, openmp, in that order
   std::string cpu_capability;  // the kernels libtorch dispatches to: avx2, avx512, ...
+  Bf16Support bf16;            // what --bf16 runs on: AMX, AVX512_BF16 or emulation, and a measured matmul
   BlasInfo blas;
   runtime::ThreadState threads;
   CudaInfo cuda;
