@@ -6,6 +6,7 @@
 #include "berth/kernels/dropout.h"
 #include "berth/kernels/fused.h"
 #include "berth/kernels/residual_layer_norm.h"
+#include "berth/kernels/scaled_attention.h"
 #include "berth/model/activation_checkpoint.h"
 #include "berth/placement/batch_check.h"
 #include "berth/placement/inspect.h"
@@ -190,9 +191,17 @@ at::Tensor BertSelfAttentionImpl::forward(const at::Tensor& hidden, const at::Te
   at::Tensor q = split_heads(linear(query, hidden));
   at::Tensor k = split_heads(linear(key, hidden));
   at::Tensor v = split_heads(linear(value, hidden));
+  // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
+  auto merge_heads = [&](const at::Tensor& x) {
+    return x.permute({0, 2, 1, 3}).contiguous().view({batch, length, num_heads * head_size});
+  };
+  const double divisor = std::sqrt(static_cast<double>(head_size));
+  // No dropout to apply (evaluation, inference, p = 0): torch's fused attention, without the (B, H, T, T)
+  // scores.
+  if (!is_training() || dropout->options.p() == 0)
+    return merge_heads(kernels::scaled_attention(q, k, v, extended_mask, 1.0 / divisor));
   // (B, H, T, T): scaled dot products, padding keys pushed to finfo.min before the softmax.
   at::Tensor scores = torch::matmul(q, k.transpose(-1, -2));
-  const double divisor = std::sqrt(static_cast<double>(head_size));
   // HF drops whole attention probabilities (tokens to attend to), as the original Transformer did.
   at::Tensor probs;
   if (is_training() && kernels::use_fused(scores)) {
@@ -201,11 +210,7 @@ at::Tensor BertSelfAttentionImpl::forward(const at::Tensor& hidden, const at::Te
   } else {
     probs = dropout(torch::softmax(scores / divisor + extended_mask, -1));
   }
-  // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
-  return torch::matmul(probs, v)
-      .permute({0, 2, 1, 3})
-      .contiguous()
-      .view({batch, length, num_heads * head_size});
+  return merge_heads(torch::matmul(probs, v));
 }
 
 BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertConfig& config) {

@@ -2,6 +2,7 @@
 #include "berth/model/distilbert_model.h"
 
 #include "berth/core/error.h"
+#include "berth/kernels/scaled_attention.h"
 
 #include <torch/torch.h>
 
@@ -89,11 +90,15 @@ at::Tensor DistilBertSelfAttentionImpl::forward(const at::Tensor& hidden, const 
   const at::Tensor v = split_heads(v_lin);
   // HF multiplies by head_size^-0.5 (BERT's path divides by the square root).
   const double scaling = std::pow(static_cast<double>(head_size), -0.5);
-  const at::Tensor probs =
-      dropout(torch::softmax(torch::matmul(q, k.transpose(2, 3)) * scaling + extended_mask, -1));
+  // No dropout to apply: torch's fused attention (kernels/scaled_attention.h).
+  const at::Tensor attended =
+      !is_training() || dropout->options.p() == 0
+          ? kernels::scaled_attention(q, k, v, extended_mask, scaling)
+          : torch::matmul(
+                dropout(torch::softmax(torch::matmul(q, k.transpose(2, 3)) * scaling + extended_mask, -1)),
+                v);
   // (B, H, T, D) -> (B, T, H, D) -> (B, T, dim)
-  const at::Tensor context =
-      torch::matmul(probs, v).transpose(1, 2).contiguous().reshape({batch, length, -1});
+  const at::Tensor context = attended.transpose(1, 2).contiguous().reshape({batch, length, -1});
   return linear_as_python(out_lin, context);
 }
 

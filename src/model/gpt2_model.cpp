@@ -3,6 +3,7 @@
 #include "berth/model/gpt2_model.h"
 
 #include "berth/core/error.h"
+#include "berth/kernels/scaled_attention.h"
 #include "berth/model/activation_checkpoint.h"
 #include "berth/model/decoder_heads.h"
 #include "berth/model/sequence_classification_loss.h"
@@ -81,6 +82,14 @@ at::Tensor GPT2AttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
   at::Tensor q = heads(qkv[0]);
   at::Tensor k = heads(qkv[1]);
   at::Tensor v = heads(qkv[2]);
+  // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
+  auto merge_heads = [&](const at::Tensor& x) {
+    return x.transpose(1, 2).reshape({batch, length, channels}).contiguous();
+  };
+  // No dropout to apply and no float32 upcast asked for: torch's fused attention
+  // (kernels/scaled_attention.h).
+  if (!reorder_and_upcast && (!is_training() || attn_dropout->options.p() == 0))
+    return resid_dropout(c_proj(merge_heads(kernels::scaled_attention(q, k, v, mask, scaling))));
   at::Tensor weights;
   if (reorder_and_upcast) {
     // HF's _upcast_and_reordered_attn: float32 baddbmm with the scale as alpha.
@@ -94,8 +103,7 @@ at::Tensor GPT2AttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
   }
   // (B, H, T, T) probabilities, back in v's dtype
   weights = attn_dropout(torch::softmax(weights + mask, -1).to(v.scalar_type()));
-  at::Tensor out = torch::matmul(weights, v).transpose(1, 2).reshape({batch, length, channels}).contiguous();
-  return resid_dropout(c_proj(out));
+  return resid_dropout(c_proj(merge_heads(torch::matmul(weights, v))));
 }
 
 GPT2MLPImpl::GPT2MLPImpl(const GPT2Settings& settings) : activation(settings.activation) {

@@ -4,6 +4,7 @@
 #include "berth/model/llama_model.h"
 
 #include "berth/core/error.h"
+#include "berth/kernels/scaled_attention.h"
 #include "berth/model/activation_checkpoint.h"
 #include "berth/model/decoder_heads.h"
 #include "berth/model/sequence_classification_loss.h"
@@ -120,11 +121,18 @@ at::Tensor LlamaAttentionImpl::forward(const at::Tensor& hidden, const at::Tenso
   const int64_t groups = num_heads / num_key_value_heads;
   k = llama_repeat_kv(k, groups);
   v = llama_repeat_kv(v, groups);
-  // (B, H, T, T): scaled scores plus the additive mask, softmax in float32 as HF
-  at::Tensor weights = torch::matmul(q, k.transpose(2, 3)) * std::pow(static_cast<double>(head_dim), -0.5);
-  weights = torch::softmax(weights + mask, -1, at::kFloat).to(q.scalar_type());
-  weights = torch::dropout(weights, dropout, is_training());
-  at::Tensor out = torch::matmul(weights, v).transpose(1, 2).contiguous().reshape({batch, length, -1});
+  const double scaling = std::pow(static_cast<double>(head_dim), -0.5);
+  at::Tensor attended;
+  if (!is_training() || dropout == 0) {
+    // No dropout to apply: torch's fused attention (kernels/scaled_attention.h), float32 accumulation inside.
+    attended = kernels::scaled_attention(q, k, v, mask, scaling);
+  } else {
+    // (B, H, T, T): scaled scores plus the additive mask, softmax in float32 as HF
+    at::Tensor weights = torch::matmul(q, k.transpose(2, 3)) * scaling;
+    weights = torch::softmax(weights + mask, -1, at::kFloat).to(q.scalar_type());
+    attended = torch::matmul(torch::dropout(weights, dropout, true), v);
+  }
+  at::Tensor out = attended.transpose(1, 2).contiguous().reshape({batch, length, -1});
   return llama_linear(o_proj, out);
 }
 

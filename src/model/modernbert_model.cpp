@@ -2,6 +2,7 @@
 #include "berth/model/modernbert_model.h"
 
 #include "berth/core/error.h"
+#include "berth/kernels/scaled_attention.h"
 #include "berth/model/encoder_heads.h"
 
 #include <torch/torch.h>
@@ -235,13 +236,18 @@ at::Tensor ModernBertAttentionImpl::forward(const at::Tensor& hidden, const at::
   const at::Tensor k = modernbert_rotate(qkv.select(2, 1).transpose(1, 2), rotary);
   const at::Tensor v = qkv.select(2, 2).transpose(1, 2);
   const double scaling = std::pow(static_cast<double>(head_dim), -0.5);
-  const at::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling + mask;
-  // HF's eager path: softmax in float32, back to the query's dtype.
-  at::Tensor probs = torch::softmax(scores, -1, at::kFloat).to(q.scalar_type());
-  probs = torch::dropout(probs, dropout_p, is_training());
+  at::Tensor attended;
+  if (!is_training() || dropout_p == 0) {
+    // No dropout to apply: torch's fused attention (kernels/scaled_attention.h).
+    attended = kernels::scaled_attention(q, k, v, mask, scaling);
+  } else {
+    const at::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling + mask;
+    // HF's eager path: softmax in float32, back to the query's dtype.
+    const at::Tensor probs = torch::softmax(scores, -1, at::kFloat).to(q.scalar_type());
+    attended = torch::matmul(torch::dropout(probs, dropout_p, true), v);
+  }
   // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
-  const at::Tensor context =
-      torch::matmul(probs, v).transpose(1, 2).contiguous().reshape({batch, length, -1});
+  const at::Tensor context = attended.transpose(1, 2).contiguous().reshape({batch, length, -1});
   return torch::dropout(linear_as_python(Wo, context), dropout_p, is_training());
 }
 
