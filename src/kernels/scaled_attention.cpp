@@ -1,18 +1,12 @@
-// Attention through torch's fused scaled_dot_product_attention, and the one case it leaves to the eager
-// chain.
+// Attention through torch's fused scaled_dot_product_attention, and the masks it leaves to the eager chain.
 #include "berth/kernels/scaled_attention.h"
 
-#include <ATen/core/grad_mode.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/softmax.h>
 
 namespace berth::kernels {
 namespace {
-
-bool needs_grad(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  return at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-}
 
 // q: (B, H, T, D), k, v: (B, H, S, D) -> (B, H, T, D), HF's eager chain with the softmax in float32.
 at::Tensor eager_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -28,10 +22,10 @@ at::Tensor scaled_attention(const at::Tensor& q, const at::Tensor& k, const at::
                             const at::Tensor& mask, double scale) {
   // A per-query mask (causal, sliding window) can mask a query's every key (left padding, windows past the
   // end): eager's softmax spreads such a row evenly, and the fused backward's gradients there differ from it
-  // by orders of magnitude (measured on the Llama and ModernBERT goldens), so those gradients come from the
-  // chain.
+  // by orders of magnitude (measured on the Llama and ModernBERT goldens). Such masks take the chain with or
+  // without autograd, so that a checkpointed layer's recompute is the forward it replays.
   const bool per_query_mask = mask.defined() && mask.dim() >= 2 && mask.size(-2) > 1;
-  if (per_query_mask && needs_grad(q, k, v)) return eager_attention(q, k, v, mask, scale);
+  if (per_query_mask) return eager_attention(q, k, v, mask, scale);
   // The fused kernels take a float mask only in the query's dtype (bf16 under autocast); HF's
   // finfo(float32).min is within bf16's range, so the padding keys stay at the bottom of the softmax.
   std::optional<at::Tensor> additive;
