@@ -74,6 +74,25 @@ TEST(ScaledAttention, FullyMaskedRowsKeepEagerGradients) {
   EXPECT_TRUE(torch::equal(scaled_attention(in.q, in.k, in.v, in.mask, 0.5), fused));
 }
 
+// A causal mask with right padding leaves every query a key: it takes the fused kernel, exactly torch's
+// scaled_dot_product_attention, within 1e-5 of eager for outputs and gradients.
+TEST(ScaledAttention, CausalMaskWithRightPaddingTakesTheFusedKernel) {
+  AttentionInputs in = padded_inputs(2, 8);
+  const float lowest = std::numeric_limits<float>::lowest();
+  at::Tensor causal = torch::triu(torch::full({9, 9}, lowest), 1);
+  in.mask = (causal.unsqueeze(0) + in.mask.squeeze(1)).clamp_min(lowest).unsqueeze(1);  // (2, 1, 9, 9)
+  const at::Tensor upstream = torch::randn({2, 2, 9, 8});
+  const at::Tensor fused = scaled_attention(in.q, in.k, in.v, in.mask, 0.5);
+  EXPECT_TRUE(
+      torch::equal(fused, torch::scaled_dot_product_attention(in.q, in.k, in.v, in.mask, 0.0, false, 0.5)));
+  const auto fused_grads = torch::autograd::grad({fused}, {in.q, in.k, in.v}, {upstream});
+  const at::Tensor eager = eager_attention(in, 2.0);
+  const auto eager_grads = torch::autograd::grad({eager}, {in.q, in.k, in.v}, {upstream});
+  EXPECT_LT((fused - eager).abs().max().item<double>(), 1e-5);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_LT((fused_grads[i] - eager_grads[i]).abs().max().item<double>(), 1e-5) << "q, k, v"[3 * i];
+}
+
 TEST(ScaledAttention, RunsInBf16UnderAutocastWithTheFloat32Mask) {
   const AttentionInputs in = padded_inputs(2, 16);
   const at::Tensor eager = eager_attention(in, 4.0);
@@ -86,6 +105,21 @@ TEST(ScaledAttention, RunsInBf16UnderAutocastWithTheFloat32Mask) {
   EXPECT_EQ(fused.scalar_type(), at::kBFloat16);
   // bf16 keeps 8 significant bits: about 0.4% of the largest value per rounding.
   EXPECT_LT((fused.to(at::kFloat) - eager).abs().max().item<double>(), 3e-2);
+}
+
+// On a GPU (tests/gpu/run.sh): the fused kernel (flash or memory-efficient) against eager in float32, with a
+// key-padding mask and with a causal mask over right padding.
+TEST(ScaledAttention, MatchesEagerOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  AttentionInputs in = padded_inputs(2, 64);
+  const float lowest = std::numeric_limits<float>::lowest();
+  const at::Tensor causal =
+      (torch::triu(torch::full({9, 9}, lowest), 1).unsqueeze(0) + in.mask.squeeze(1)).clamp_min(lowest);
+  for (const at::Tensor& mask : {in.mask, causal.unsqueeze(1)}) {
+    AttentionInputs on_gpu{in.q.detach().cuda(), in.k.detach().cuda(), in.v.detach().cuda(), mask.cuda()};
+    const at::Tensor fused = scaled_attention(on_gpu.q, on_gpu.k, on_gpu.v, on_gpu.mask, 0.125);
+    EXPECT_LT((fused - eager_attention(on_gpu, 8.0)).abs().max().item<double>(), 1e-5);
+  }
 }
 
 TEST(ScaledAttention, AnUndefinedMaskAttendsToEveryKey) {

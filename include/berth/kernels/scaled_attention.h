@@ -9,7 +9,7 @@ namespace berth::kernels {
 
 // q: (B, H, T, D), k, v: (B, H, S, D), mask: additive (0 or a large negative), broadcastable to (B, H, T, S),
 // or undefined -> (B, H, T, D): softmax(q·kᵀ · scale + mask, -1) · v, differentiable. A per-query mask
-// ((B, 1, T, S): causal, sliding window) takes the eager chain: it may mask a query's every key.
+// ((B, 1, T, S): causal, sliding window) that leaves some query no key (left padding) takes the eager chain.
 at::Tensor scaled_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& mask, double scale);
 
