@@ -14,10 +14,22 @@ import time
 import torch
 import torch.nn.functional as F
 
-# (batch, heads, tokens, head size, with gradients): bert-base training 8 x 128, eval 32 x 256 and 1 x 128,
-# long sequences 8 x 512, bert-mini's 4 heads.
-CASES = [(8, 12, 128, 64, True), (8, 4, 128, 64, True), (32, 12, 256, 64, False), (1, 12, 128, 64, False),
-         (8, 12, 512, 64, False)]
+# (batch, heads, tokens, head size, with gradients, mask): bert-base training 8 x 128, eval 32 x 256 and
+# 1 x 128, long sequences 8 x 512, bert-mini's 4 heads (key padding: an encoder's mask); a decoder's causal mask
+# over right padding (GPT-2 / Llama training and evaluation, 8 x 256).
+CASES = [(8, 12, 128, 64, True, "padding"), (8, 4, 128, 64, True, "padding"), (32, 12, 256, 64, False, "padding"),
+         (1, 12, 128, 64, False, "padding"), (8, 12, 512, 64, False, "padding"), (8, 12, 256, 64, True, "causal"),
+         (8, 12, 256, 64, False, "causal")]
+
+
+def make_mask(batch, tokens, kind):
+    """(B, 1, 1, S) key padding, or (B, 1, T, S) causal plus key padding; one sequence half padded."""
+    lowest = torch.finfo(torch.float32).min
+    mask = torch.zeros(batch, 1, 1, tokens)
+    mask[0, ..., tokens // 2:] = lowest
+    if kind == "causal":
+        mask = (mask + torch.triu(torch.full((tokens, tokens), lowest), 1)).clamp_min(lowest)
+    return mask
 
 
 def eager(q, k, v, mask, scale):
@@ -46,12 +58,11 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     for dtype in a.dtypes:
-        for batch, heads, tokens, head_size, grad in CASES:
+        for batch, heads, tokens, head_size, grad, kind in CASES:
             torch.manual_seed(0)
             q, k, v = (torch.randn(batch, heads, tokens, head_size, dtype=getattr(torch, dtype),
                                    requires_grad=grad) for _ in range(3))
-            mask = torch.zeros(batch, 1, 1, tokens)
-            mask[0, ..., tokens // 2:] = torch.finfo(torch.float32).min  # one padded sequence
+            mask = make_mask(batch, tokens, kind)
             times = {"eager": [], "fused": []}
             for fn in (eager, fused):  # warm-up
                 timed(fn, q, k, v, mask, grad)
@@ -62,7 +73,7 @@ def main():
             ratios = [e / f for e, f in zip(times["eager"], times["fused"])]
             print(json.dumps({
                 "dtype": dtype, "batch": batch, "heads": heads, "tokens": tokens, "head_size": head_size,
-                "mode": "forward+backward" if grad else "inference", "threads": a.threads,
+                "mask": kind, "mode": "forward+backward" if grad else "inference", "threads": a.threads,
                 "eager_ms": round(1e3 * statistics.median(times["eager"]), 2),
                 "fused_ms": round(1e3 * statistics.median(times["fused"]), 2),
                 "eager_over_fused": round(statistics.median(ratios), 2),

@@ -18,7 +18,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_bench_common import add_common_args, build, print_result, step_flops  # noqa: E402
+from hf_bench_common import add_common_args, autocast, build, print_result, step_flops, wait  # noqa: E402
 
 
 def main():
@@ -34,9 +34,10 @@ def main():
     with grad_mode():
         for s in range(a.warmup + a.steps):
             t0 = time.perf_counter()
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            with autocast(a):
                 logits = model(input_ids=ids, attention_mask=mask).logits
             logits = logits.float()  # as berth's evaluation hands back float logits
+            wait(a)
             t1 = time.perf_counter()
             if s >= a.warmup:
                 step.append((t1 - t0) * 1e3)

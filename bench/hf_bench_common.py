@@ -30,6 +30,9 @@ def add_common_args(ap):
                     help="transformers' attention implementation (its default: sdpa)")
     ap.add_argument("--bf16", action="store_true", help="torch.autocast('cpu', dtype=torch.bfloat16), as "
                     "HF Trainer's bf16=True on the CPU")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]: where the model and the batch are")
+    ap.add_argument("--compile", action="store_true", help="torch.compile(model) (inductor), as HF Trainer's "
+                    "torch_compile=True; the warm-up steps pay the compilation")
 
 
 def build(a):
@@ -45,12 +48,26 @@ def build(a):
     torch.manual_seed(a.seed)
     model = BertForSequenceClassification(config)  # post_init(): HF's _init_weights
     assert model.config._attn_implementation == a.attn, model.config._attn_implementation
+    model.to(a.device)
+    if a.compile:
+        model = torch.compile(model)
     # berth benchmark seeds again (seed + rank) before drawing the tokens: the same mt19937, the same ids.
     torch.manual_seed(a.seed)
     ids = torch.randint(config.vocab_size, (a.batch_size, a.seq_len), dtype=torch.long)
     mask = torch.ones(a.batch_size, a.seq_len, dtype=torch.long)
     labels = torch.randint(config.num_labels, (a.batch_size,), dtype=torch.long)
-    return model, ids, mask, labels
+    return model, ids.to(a.device), mask.to(a.device), labels.to(a.device)
+
+
+def wait(a):
+    """CUDA runs asynchronously: a step ends when the device has finished it."""
+    if a.device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def autocast(a):
+    """HF Trainer's bf16=True: torch.autocast on the run's device type, bfloat16."""
+    return torch.autocast(a.device.split(":")[0], dtype=torch.bfloat16, enabled=a.bf16)
 
 
 def step_flops(config, batch, seq):
@@ -82,6 +99,8 @@ def print_result(a, model, step, flops, extra):
         "achieved_gflops": flops / (step_ms * 1e-3) * 1e-9,
         "attn": model.config._attn_implementation,
         "bf16": bool(a.bf16),
+        "compile": bool(getattr(a, "compile", False)),
+        "device": a.device,
         "torch": torch.__version__,
     })
     print(json.dumps(out), flush=True)

@@ -1,8 +1,8 @@
 // berth's tokenizer vs HF tokenizers (Rust) on every SpamAssassin email, in the same run: MB/s on one thread
 // and on all threads, the ratios, and whether berth's ids and offsets equal Rust's for every email.
-// usage: tokenizer_bench [REPS] [TOKENIZER_DIR]   (BERTH_CACHE_DIR locates the npm packages; the default
-// tokenizer is tests/fixtures/bert-base-uncased; any tokenizer directory works, e.g.
-// build/tests/goldens/hf_tokenizers/llama3)
+// usage: [BERTH_TOKENIZER_PEER=python|node] tokenizer_bench [REPS] [TOKENIZER_DIR]   (BERTH_CACHE_DIR
+// locates the npm packages; the default tokenizer is tests/fixtures/bert-base-uncased; any tokenizer
+// directory works, e.g. build/tests/goldens/hf_tokenizers/llama3)
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -36,12 +36,21 @@ struct RustRun {
   std::vector<std::vector<uint32_t>> records;  // per email: count, ids, then (start, end) pairs
 };
 
-// Runs bench/tokenizer_bench.mjs under `env` and reads back its timing and output.
+// The peer's command: BERTH_TOKENIZER_PEER=python (default) runs PyPI's tokenizers 0.23.3, the pinned
+// oracle (bench/tokenizer_bench.py); node runs the npm binding (bench/tokenizer_bench.mjs, tokenizers 0.22).
+std::string peer_command() {
+  const std::string peer = env_or("BERTH_TOKENIZER_PEER", "python");
+  if (peer == "node") return std::string("node ") + BERTH_SOURCE_DIR + "/bench/tokenizer_bench.mjs";
+  if (peer != "python") throw std::runtime_error("BERTH_TOKENIZER_PEER must be python or node, not " + peer);
+  return std::string(BERTH_SOURCE_DIR) + "/scripts/python " + BERTH_SOURCE_DIR + "/bench/tokenizer_bench.py";
+}
+
+// Runs the peer (HF tokenizers) under `env` and reads back its timing and output.
 RustRun run_rust(const std::string& env, const std::string& modules, const std::string& bert, int reps) {
   const std::string out =
       (fs::temp_directory_path() / ("berth-tokenizer-bench-" + std::to_string(getpid()))).string();
-  const std::string command = env + " node " + BERTH_SOURCE_DIR + "/bench/tokenizer_bench.mjs " + modules +
-                              " " + bert + " " + out + " " + std::to_string(reps);
+  const std::string command =
+      env + " " + peer_command() + " " + modules + " " + bert + " " + out + " " + std::to_string(reps);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot run " + command);
   std::string text;

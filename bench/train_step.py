@@ -25,7 +25,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_bench_common import add_common_args, build, print_result, step_flops  # noqa: E402
+from hf_bench_common import add_common_args, autocast, build, print_result, step_flops, wait  # noqa: E402
 
 ADAMW = {"fused": {"fused": True}, "foreach": {"foreach": True}, "for-loop": {"foreach": False, "fused": False}}
 
@@ -50,13 +50,16 @@ def main():
     fwd, bwd, opt, step = [], [], [], []
     for s in range(a.warmup + a.steps):
         t0 = time.perf_counter()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+        with autocast(a):
             loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        wait(a)
         t1 = time.perf_counter()
         loss.backward()
+        wait(a)
         t2 = time.perf_counter()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        wait(a)
         t3 = time.perf_counter()
         if s < a.warmup:
             continue

@@ -2,7 +2,8 @@
 # GPU check, for a machine with a CUDA torch (a pip torch 2.x): builds berth against it, runs the suite
 # (CUDA-only tests run instead of skipping) and the checks that need real GPUs: placement cpu<->cuda, training on
 # cuda:0 in fp32, bf16 and fp16 (loss scaling), ZeRO-1 with pinned CPU offload over NCCL at world size 1, DDP and
-# ZeRO on 2 ranks, `berth predict` on CUDA, and berth's bf16 training step against transformers'. A few minutes.
+# ZeRO on 2 ranks, `berth predict` on CUDA, berth's bf16 bert-base training step against transformers' (samples/s
+# and MFU) and, in the suite, the fused attention against eager on the GPU. A few minutes.
 # PYTHON must have torch and the test oracles of scripts/requirements.txt (transformers, accelerate, tokenizers,
 # safetensors, deepspeed, scikit-learn), which compute the goldens at build time; on a machine without a registry,
 # bring them as wheels.
@@ -127,6 +128,24 @@ echo "gpu: ZeRO-1 offload fp16 (seed config), ZeRO-3 fp16 and bf16 trained"
 grep -q "sharding: zero-1 (overlap_comm, offload_optimizer cpu pinned)" "$work/z1.out" ||
   { echo "gpu: ZeRO-1 with pinned offload did not run at world size 1"; exit 1; }
 echo "gpu: fp32, fp16 and ZeRO-1 (pinned offload, NCCL, 1 rank) trained on cuda:0"
+# bf16 bert-base training steps on cuda:0, berth against transformers (SDPA, fused AdamW, autocast), and the
+# model FLOP utilisation of each against this GPU's measured bf16 matmul peak (8192^3 torch.mm).
+peak=$("$py" -c '
+import time, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
+for _ in range(3): a @ b
+torch.cuda.synchronize(); t = time.perf_counter()
+for _ in range(20): a @ b
+torch.cuda.synchronize(); print(20 * 2 * 8192**3 / (time.perf_counter() - t) / 1e9)')
+bench_args=(--model-preset bert-base --batch-size 32 --seq-len 128 --steps 20 --warmup 5)
+berth_line=$("$berth" benchmark "${bench_args[@]}" --device cuda:0 --bf16)
+hf_line=$("$py" bench/train_step.py "${bench_args[@]}" --device cuda --bf16)
+for line in "$berth_line" "$hf_line"; do
+  "$py" -c 'import json, sys; d = json.loads(sys.argv[1]); p = float(sys.argv[2])
+print("gpu: bf16 bert-base 32x128 %-6s %7.1f samples/s, %6.1f TFLOP/s, MFU %.1f%% of the measured %.0f TFLOP/s"
+      % (d["implementation"], d["samples_per_second"], d["achieved_gflops"] / 1e3,
+         100 * d["achieved_gflops"] / p, p / 1e3))' "$line" "$peak"
+done
 # Tests that need the npm packages (HF tokenizers goldens, SpamAssassin) run only where scripts/setup ran.
 exclude='style\.'
 [ -d "${BERTH_CACHE_DIR:-.cache}/npm/node_modules/@anush008/tokenizers" ] || exclude='style\.|Golden|SpamAssassin|TokenizerBench'
