@@ -10,10 +10,10 @@
 #include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
 #include "berth/core/output_path.h"
+#include "berth/data/text_inputs.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "command.h"
 #include "count_flag.h"
-#include "text_input.h"
 
 namespace berth::cli {
 namespace {
@@ -79,15 +79,15 @@ int run(const TokenizeOptions& options) {
   if (!options.output.empty()) check_output_file(options.output, "--output");
   tokenizer::Tokenizer t = tokenizer::load_tokenizer(options.tokenizer);
   configure(options, t);
-  std::vector<TextInputLine> lines = read_text_inputs(options.input);
-  std::vector<tokenizer::EncodeInput> inputs = encode_inputs(lines);
+  std::vector<data::TextInputLine> lines = data::read_text_inputs(options.input);
+  std::vector<tokenizer::EncodeInput> inputs = data::encode_inputs(lines);
   const bool special = !options.no_special_tokens;
   std::vector<tokenizer::Encoding> encodings;
   try {
     encodings = t.encode_batch(inputs, special);
   } catch (const Error&) {
     // Find the first failing line again, one by one, to name it.
-    for (const TextInputLine& line : lines) {
+    for (const data::TextInputLine& line : lines) {
       try {
         std::optional<std::string_view> pair;
         if (line.input.text_pair) pair = *line.input.text_pair;

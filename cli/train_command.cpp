@@ -3,26 +3,15 @@
 #include <memory>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
-#include "berth/core/output_path.h"
-#include "berth/data/encode_text_dataset.h"
 #include "berth/device/dist_env.h"
 #include "berth/launch/launcher.h"
-#include "berth/model/auto_model.h"
 #include "berth/model/model_presets.h"
-#include "berth/tokenizer/tokenizer_files.h"
-#include "berth/train/encode_options.h"
-#include "berth/train/metrics_text.h"
-#include "berth/train/token_classification_data.h"
-#include "berth/train/trainer.h"
+#include "berth/train/eval_job.h"
 #include "berth/train/training_job.h"
 #include "command.h"
 #include "count_flag.h"
 #include "dataset_flags.h"
-#include "question_answering_commands.h"
 #include "question_answering_flags.h"
 #include "training_flags.h"
 
@@ -85,118 +74,6 @@ int run_train(TrainCommandOptions options) {
   if (const auto code = relaunch_as_workers(options)) return *code;
   options.job.args = resolve_training_arguments(options.training);
   train::run_training_job(std::move(options.job), std::cout);
-  return 0;
-}
-
-struct EvalCommandOptions {
-  std::string model;
-  DatasetFlags data;
-  std::string split = "test";
-  size_t batch_size = 32;
-  size_t max_length = 0;
-  std::string device = "auto";
-  bool bf16 = false;  // forward under bf16 autocast (AMX / AVX512_BF16 matmuls on the CPU)
-  std::string output;
-  std::string task;                 // empty: the checkpoint's architectures
-  data::MaskTokensOptions masking;  // masked-lm: which tokens are masked
-  int64_t seed = 42;                // masked-lm: the masks' seed (TrainingArguments' seed)
-  train::QuestionAnsweringOptions question_answering;
-};
-
-// A token classifier's evaluation split: --test, else --eval (words and tags, the model's labels).
-data::TokenizedDataset tagged_eval_split(data::DatasetSource source, const tokenizer::Tokenizer& tokenizer,
-                                         size_t max_length, const data::LabelMap& labels) {
-  if (!source.test.empty()) source.eval.clear();
-  BERTH_CHECK(!source.test.empty() || !source.eval.empty(),
-              "eval: nothing to evaluate on. Fix: --test FILE.jsonl or --eval FILE.jsonl (\"tokens\" and "
-              "\"ner_tags\" per row)");
-  const train::TokenClassificationData tagged =
-      train::load_token_classification_data(source, tokenizer, max_length, labels);
-  return *(tagged.test ? tagged.test : tagged.eval);
-}
-
-// A question-answering model reads SQuAD-style files: --eval/--test chosen by --split as for the others.
-int eval_question_answering(const EvalCommandOptions& options, std::shared_ptr<TaskModel> model,
-                            const tokenizer::Tokenizer& tokenizer) {
-  const bool validation = options.split == "validation" || options.split == "eval";
-  std::string input = validation ? options.data.eval : options.data.test;
-  if (input.empty()) input = options.data.test.empty() ? options.data.eval : options.data.test;
-  BERTH_CHECK(!input.empty(),
-              "eval: nothing to evaluate on. Fix: --eval FILE or --test FILE (.jsonl with {id, "
-              "question, context, answers} a line, or SQuAD's .json)");
-  QuestionAnsweringRun run{options.model,      input,          options.output, options.batch_size,
-                           options.max_length, options.device, options.bf16,   options.question_answering};
-  return run_question_answering_eval(run, std::move(model), tokenizer);
-}
-
-int run_eval(const EvalCommandOptions& options) {
-  BERTH_CHECK(options.batch_size >= 1, "eval: --batch-size must be at least 1, found ", options.batch_size,
-              ". Fix: --batch-size 32");
-  if (!options.output.empty()) check_output_file(options.output, "--output");
-  const tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(options.model);
-  std::optional<ModelTask> task;
-  if (!options.task.empty()) task = parse_task(options.task);
-  auto loaded = load_task_model(options.model, {}, task);
-  const TaskModelInfo info = loaded.model->info();
-  BERTH_CHECK(
-      loaded.report.missing.empty(), "eval: ", options.model, " is not a trained ", task_name(info.task),
-      " model (it lacks ", loaded.report.missing.front(),
-      "). Fix: evaluate the output directory of `berth train`, or pass the --task it was trained for");
-  if (info.task == ModelTask::QuestionAnswering)
-    return eval_question_answering(options, loaded.model, tokenizer);
-  const std::vector<std::string>& model_labels = info.labels;
-  const bool classifier = info.task == ModelTask::SequenceClassification;
-  const bool tagger = info.task == ModelTask::TokenClassification;
-  data::DatasetSource source = options.data;
-  source.labeled = classifier || tagger;  // a language model is evaluated on the text alone
-  data::LoadedDatasets data;
-  if (!tagger)
-    data = data::load_datasets(
-        source, classifier ? std::optional<data::LabelMap>(data::LabelMap(model_labels)) : std::nullopt);
-  const std::optional<data::TextDataset>* chosen = &data.test;
-  if (options.split == "validation" || options.split == "eval") chosen = &data.eval;
-  if (options.split == "train") chosen = &data.train;
-  if (!*chosen) chosen = data.test ? &data.test : &data.eval;
-  BERTH_CHECK(*chosen || tagger,
-              "eval: nothing to evaluate on. Fix: --data spamassassin (with --split test|validation) or "
-              "--eval FILE / --test FILE");
-
-  train::TrainingArguments args;
-  args.output_dir = options.model;
-  args.per_device_eval_batch_size = static_cast<int64_t>(options.batch_size);
-  args.device = options.device;
-  args.bf16 = options.bf16;
-  args.seed = options.seed;
-  // The length and truncation the model was trained with (its training_args.json), else what the model and
-  // its tokenizer allow.
-  data::EncodeTextOptions encoding;
-  encoding.max_length =
-      static_cast<size_t>(train::model_input_limit(info.max_positions, tokenizer.model_max_length));
-  if (auto trained = train::trained_encode_options(options.model)) encoding = *trained;
-  if (options.max_length > 0) encoding.max_length = options.max_length;
-  BERTH_CHECK(encoding.max_length <= static_cast<size_t>(info.max_positions), "eval: --max-length ",
-              encoding.max_length, " exceeds the model's max_position_embeddings (", info.max_positions,
-              "). Fix: --max-length ", info.max_positions, " or less (0: the model's limit)");
-  train::TrainerOptions trainer_options;
-  trainer_options.args = args;
-  trainer_options.model = loaded.model;
-  trainer_options.tokenizer = tokenizer;
-  trainer_options.masking.mlm_probability = options.masking.mlm_probability;
-  trainer_options.masking.whole_word_mask = options.masking.whole_word_mask;
-  train::Trainer trainer(std::move(trainer_options));
-  const data::TokenizedDataset dataset =
-      tagger ? tagged_eval_split(source, tokenizer, encoding.max_length, data::LabelMap(model_labels))
-             : data::encode_text_dataset(**chosen, tokenizer, encoding);
-  const auto prediction = trainer.predict(dataset, "eval");
-  train::write_metrics(std::cout, "eval metrics (" + std::to_string(dataset.size()) + " examples)",
-                       prediction.metrics);
-  if (!prediction.confusion.empty())
-    std::cout << "confusion matrix:\n" << train::format_confusion_table(prediction.confusion, model_labels);
-  if (!options.output.empty()) {
-    nlohmann::json json = nlohmann::json::object();
-    for (const auto& [name, value] : prediction.metrics) json[name] = value;
-    write_file_atomically(options.output, json.dump(4) + "\n");
-  }
   return 0;
 }
 
@@ -269,7 +146,7 @@ CommandAction add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval",
                                  "Evaluate a fine-tuned classifier: loss, accuracy, precision/recall/F1, "
                                  "confusion matrix");
-  auto options = std::make_shared<EvalCommandOptions>();
+  auto options = std::make_shared<train::EvalJobOptions>();
   cmd->add_option("--model", options->model, "Fine-tuned model directory (berth train's output)")->required();
   add_dataset_flags(*cmd, options->data, /*training=*/false);
   add_question_answering_flags(*cmd, options->question_answering);
@@ -300,7 +177,10 @@ CommandAction add_eval_command(CLI::App& app) {
   cmd->add_option("--task", options->task,
                   "The head to evaluate: sequence-classification, causal-lm, ... (default: the checkpoint's "
                   "architectures); causal-lm reports eval_loss and eval_perplexity");
-  return [options] { return run_eval(*options); };
+  return [options] {
+    train::run_eval_job(*options, std::cout);
+    return 0;
+  };
 }
 
 }  // namespace berth::cli

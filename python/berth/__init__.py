@@ -1,10 +1,11 @@
-"""import berth: berth's C++ trainer, placement checks, doctor and tokenizers from Python.
+"""import berth: berth's C++ trainer, eval and predict, placement checks, doctor and tokenizers from Python.
 
 A thin binding over the same libberth the `berth` command runs (berth._core), with HF transformers' names:
 TrainingArguments, Trainer, and explain_placement for any torch.nn.Module.
 """
 
 import json as _json
+import os as _os
 
 import torch as _torch  # noqa: F401  (loads libtorch and torch's type casters before the C++ module)
 
@@ -41,7 +42,9 @@ __all__ = [
     "TrainerState",
     "TrainingArguments",
     "doctor",
+    "evaluate_model",
     "explain_placement",
+    "predict_file",
     "tokenizer",
 ]
 
@@ -60,3 +63,25 @@ def tokenizer(path):
     if os.path.isfile(path):
         return _core.Tokenizer.from_file(path)
     return _core.Tokenizer.from_pretrained(path)
+
+
+def evaluate_model(model_dir, *, test_file=None, eval_file=None, task=None, batch_size=32, max_length=0,
+                   device="auto", bf16=False):
+    """`berth eval --model MODEL_DIR` as a call: the model's task decides how the file is read (texts and
+    labels, words and tags, or SQuAD-style questions); test_file is evaluated, else eval_file. Prints the
+    metrics as the command does and returns them as a dict ({"eval_loss": ..., "eval_f1": ...})."""
+    test_file = None if test_file is None else _os.fspath(test_file)
+    eval_file = None if eval_file is None else _os.fspath(eval_file)
+    return _core.run_eval_job(_os.fspath(model_dir), test_file=test_file, eval_file=eval_file, task=task,
+                              batch_size=batch_size, max_length=max_length, device=device, bf16=bf16)
+
+
+def predict_file(model_dir, input, output, *, task=None, batch_size=32, max_length=0, device="auto"):
+    """`berth predict --model MODEL_DIR --input INPUT --output OUTPUT` as a call: one JSON line per input
+    (labels, continuations, answer spans or labelled words, by the model's task), written to output
+    atomically; returns the number of lines."""
+    if not output:
+        raise ValueError("predict_file: output is empty. Fix: pass the JSONL file to write, e.g. "
+                         "predict_file(model_dir, \"in.jsonl\", \"predictions.jsonl\")")
+    return _core.run_predict_job(_os.fspath(model_dir), _os.fspath(input), _os.fspath(output), task=task,
+                                 batch_size=batch_size, max_length=max_length, device=device)

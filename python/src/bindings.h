@@ -18,5 +18,7 @@ void bind_placement(pybind11::module_& m);
 void bind_doctor(pybind11::module_& m);
 // Tokenizer: load, encode, encode_batch, decode.
 void bind_tokenizer(pybind11::module_& m);
+// run_eval_job / run_predict_job: `berth eval` and `berth predict` as calls.
+void bind_jobs(pybind11::module_& m);
 
 }  // namespace berth::python

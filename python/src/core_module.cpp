@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   berth::python::bind_placement(m);
   berth::python::bind_doctor(m);
   berth::python::bind_tokenizer(m);
+  berth::python::bind_jobs(m);
 }

@@ -1,5 +1,5 @@
 // read_text_inputs: JSONL of {"text", "text_pair"?} objects, each error pinned to its line.
-#include "text_input.h"
+#include "berth/data/text_inputs.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -8,7 +8,7 @@
 #include "berth/core/input_file.h"
 #include "berth/tokenizer/aligned_text.h"
 
-namespace berth::cli {
+namespace berth::data {
 
 std::vector<TextInputLine> read_text_inputs(const std::string& path) {
   std::istringstream in(
@@ -56,4 +56,4 @@ std::vector<tokenizer::EncodeInput> encode_inputs(const std::vector<TextInputLin
   return inputs;
 }
 
-}  // namespace berth::cli
+}  // namespace berth::data

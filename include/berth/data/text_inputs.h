@@ -7,7 +7,7 @@
 
 #include "berth/tokenizer/encode_options.h"
 
-namespace berth::cli {
+namespace berth::data {
 
 struct TextInputLine {
   size_t number = 0;  // 1-based line in the file, for messages
@@ -20,4 +20,4 @@ std::vector<TextInputLine> read_text_inputs(const std::string& path);
 
 std::vector<tokenizer::EncodeInput> encode_inputs(const std::vector<TextInputLine>& lines);
 
-}  // namespace berth::cli
+}  // namespace berth::data

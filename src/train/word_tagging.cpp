@@ -1,11 +1,12 @@
 // tag_words: per-word labels of a token classifier, entities grouped as HF's pipeline groups them.
-#include "tag_words.h"
+#include "berth/train/word_tagging.h"
 
 #include <torch/torch.h>
 
 #include <fstream>
-#include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <sstream>
 
 #include "berth/core/atomic_file.h"
@@ -16,7 +17,7 @@
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/encode_options.h"
 
-namespace berth::cli {
+namespace berth::train {
 namespace {
 
 struct WordRow {
@@ -109,10 +110,15 @@ nlohmann::json group_entities(const nlohmann::json& words, const WordRow& row) {
   return entities;
 }
 
-}  // namespace
+// A token classifier in eval mode on its device, its tokenizer truncating at the window and not padding.
+struct WordTagger {
+  std::shared_ptr<TaskModel> model;
+  tokenizer::Tokenizer tokenizer;
+  c10::Device device;
+  TaskModelInfo info;
+};
 
-int tag_words(const std::string& model_dir, const std::string& input, const std::string& output,
-              const std::string& device_name, size_t max_length) {
+WordTagger load_word_tagger(const std::string& model_dir, const std::string& device_name, size_t max_length) {
   const c10::Device device = resolve_device(parse_device(device_name), query_cuda());
   tokenizer::Tokenizer tokenizer = tokenizer::load_tokenizer(model_dir);
   auto loaded = load_task_model(model_dir, {}, ModelTask::TokenClassification);
@@ -126,11 +132,50 @@ int tag_words(const std::string& model_dir, const std::string& input, const std:
   const TaskModelInfo info = model.info();
   tokenizer::TruncationOptions truncation;
   truncation.max_length =
-      max_length > 0
-          ? max_length
-          : static_cast<size_t>(train::model_input_limit(info.max_positions, tokenizer.model_max_length));
+      max_length > 0 ? max_length
+                     : static_cast<size_t>(model_input_limit(info.max_positions, tokenizer.model_max_length));
   tokenizer.set_truncation(truncation);
   tokenizer.set_padding(std::nullopt);
+  return {loaded.model, std::move(tokenizer), device, info};
+}
+
+// The row's words, each labelled by its first sub-token (under no_grad).
+nlohmann::json tag_row(WordTagger& tagger, const WordRow& row) {
+  nlohmann::json words = nlohmann::json::array();
+  if (row.words.empty()) return words;
+  const tokenizer::Encoding e = tagger.tokenizer.encode_words(row.words);
+  Batch batch{{"input_ids", at::tensor(e.ids, at::kLong).unsqueeze(0).to(tagger.device)}};
+  const at::Tensor probs =
+      tagger.model->forward_batch(batch).logits.to(at::kCPU).to(at::kFloat).softmax(-1)[0];
+  int64_t previous = -1;
+  for (size_t t = 0; t < e.size(); ++t) {
+    const int64_t w = e.word_ids[t];
+    if (w < 0 || w == previous) continue;  // the first sub-token speaks for its word
+    previous = w;
+    const int64_t best = probs[static_cast<int64_t>(t)].argmax().item<int64_t>();
+    const auto u = static_cast<size_t>(w);
+    words.push_back({{"word", row.words[u]},
+                     {"start", row.spans[u].first},
+                     {"end", row.spans[u].second},
+                     {"label", tagger.info.labels.at(static_cast<size_t>(best))},
+                     {"score", probs[static_cast<int64_t>(t)][best].item<double>()}});
+  }
+  return words;
+}
+
+nlohmann::json parse_row_json(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    BERTH_FAIL(where, ": malformed JSON. Fix: one {\"text\": \"...\"} object per line");
+  }
+}
+
+}  // namespace
+
+size_t tag_words(const std::string& model_dir, const std::string& input, const std::string& output,
+                 const std::string& device_name, size_t max_length, std::ostream& out, std::ostream& log) {
+  WordTagger tagger = load_word_tagger(model_dir, device_name, max_length);
   std::ifstream in(input);
   BERTH_CHECK(in.good(), "predict: cannot open ", input, ". Fix: check the path");
   std::ostringstream lines;
@@ -140,42 +185,18 @@ int tag_words(const std::string& model_dir, const std::string& input, const std:
     ++number;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = input + ":" + std::to_string(number);
-    nlohmann::json line;
-    try {
-      line = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-      BERTH_FAIL(where, ": malformed JSON. Fix: one {\"text\": \"...\"} object per line");
-    }
-    const WordRow row = word_row(line, where);
-    nlohmann::json words = nlohmann::json::array();
-    if (!row.words.empty()) {
-      const tokenizer::Encoding e = tokenizer.encode_words(row.words);
-      Batch batch{{"input_ids", at::tensor(e.ids, at::kLong).unsqueeze(0).to(device)}};
-      const at::Tensor probs = model.forward_batch(batch).logits.to(at::kCPU).to(at::kFloat).softmax(-1)[0];
-      int64_t previous = -1;
-      for (size_t t = 0; t < e.size(); ++t) {
-        const int64_t w = e.word_ids[t];
-        if (w < 0 || w == previous) continue;  // the first sub-token speaks for its word
-        previous = w;
-        const int64_t best = probs[static_cast<int64_t>(t)].argmax().item<int64_t>();
-        const auto u = static_cast<size_t>(w);
-        words.push_back({{"word", row.words[u]},
-                         {"start", row.spans[u].first},
-                         {"end", row.spans[u].second},
-                         {"label", info.labels.at(static_cast<size_t>(best))},
-                         {"score", probs[static_cast<int64_t>(t)][best].item<double>()}});
-      }
-    }
+    const WordRow row = word_row(parse_row_json(text, where), where);
+    const nlohmann::json words = tag_row(tagger, row);
     lines << nlohmann::json{{"words", words}, {"entities", group_entities(words, row)}}.dump() << "\n";
     ++rows;
   }
   if (output.empty()) {
-    std::cout << lines.str() << std::flush;
+    out << lines.str() << std::flush;
   } else {
     write_file_atomically(output, lines.str());
-    std::cerr << "predict: " << rows << " rows -> " << output << "\n";
+    log << "predict: " << rows << " rows -> " << output << "\n";
   }
-  return 0;
+  return rows;
 }
 
-}  // namespace berth::cli
+}  // namespace berth::train
