@@ -48,12 +48,11 @@ def main():
     ap = argparse.ArgumentParser()
     add_common_args(ap)
     ap.add_argument("--no-fuse", action="store_true", help="run the exported graph without ORT's BERT fusions")
-    a = ap.parse_args()
     # ORT's BERT optimizer recognises the eager attention graph (transformers' SDPA exports as a pattern it
     # leaves unfused: measured, 0 Attention nodes vs 1 per layer), and its fused Attention is what an ORT user
     # runs. --attn sdpa keeps the SDPA export.
-    if "--attn" not in sys.argv:
-        a.attn = "eager"
+    ap.set_defaults(attn="eager")
+    a = ap.parse_args()
     import onnxruntime as ort
 
     model, ids, mask, _ = build(a)
