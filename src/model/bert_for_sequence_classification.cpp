@@ -60,13 +60,10 @@ TaskOutput BertForSequenceClassificationImpl::forward_batch(const Batch& batch) 
 TaskModelInfo BertForSequenceClassificationImpl::info() const {
   TaskModelInfo info;
   info.architecture = "BertForSequenceClassification";
-  // HF's pipeline rule when the config does not say: one label is a regression score, more are classes.
-  info.problem_type =
-      config.problem_type.value_or(config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
+  info.problem_type = problem_type_or_default(config.problem_type, config.num_labels());
   for (const auto& [id, label] : config.id2label) info.labels.push_back(label);
   info.max_positions = config.max_position_embeddings;
-  info.summary = std::to_string(config.num_hidden_layers) + " layers, hidden " +
-                 std::to_string(config.hidden_size) + ", vocab " + std::to_string(config.vocab_size);
+  info.summary = model_summary(config.num_hidden_layers, config.hidden_size, config.vocab_size);
   return info;
 }
 

@@ -8,6 +8,7 @@
 #include "berth/kernels/residual_layer_norm.h"
 #include "berth/kernels/scaled_attention.h"
 #include "berth/model/activation_checkpoint.h"
+#include "berth/model/input_checks.h"
 #include "berth/placement/batch_check.h"
 #include "berth/placement/inspect.h"
 
@@ -37,38 +38,11 @@ void fill_normal(at::Tensor& tensor, double std, at::Generator& generator) {
   tensor.copy_(values);
 }
 
-std::string shape_of(const at::Tensor& t) { return format_shape(t.sizes()); }
-
 void check_inputs(const BertConfig& config, const at::Tensor& input_ids, const at::Tensor& attention_mask,
                   const at::Tensor& token_type_ids) {
-  BERTH_CHECK(input_ids.defined(), "BertModel: input_ids is required (B, T) int64 token ids, found none");
-  BERTH_CHECK(input_ids.dim() == 2, "BertModel: input_ids must be (batch, length), found shape ",
-              shape_of(input_ids), ". Fix: add a batch dimension, e.g. ids.unsqueeze(0)");
-  BERTH_CHECK(input_ids.scalar_type() == at::kLong || input_ids.scalar_type() == at::kInt,
-              "BertModel: input_ids must hold integer token ids (int64), found ",
-              dtype_name(input_ids.scalar_type()));
-  BERTH_CHECK(input_ids.size(1) <= config.max_position_embeddings, "BertModel: input_ids has length ",
-              input_ids.size(1),
-              " but the model has max_position_embeddings = ", config.max_position_embeddings,
-              " positions. Fix: truncate the inputs to at most ", config.max_position_embeddings, " tokens");
-  BERTH_CHECK(input_ids.size(1) >= 1,
-              "BertModel: input_ids is empty (length 0); the pooler needs the [CLS] token");
-  for (const auto& [name, tensor] :
-       {std::pair<const char*, const at::Tensor&>{"attention_mask", attention_mask},
-        std::pair<const char*, const at::Tensor&>{"token_type_ids", token_type_ids}}) {
-    if (!tensor.defined()) continue;
-    BERTH_CHECK(tensor.sizes() == input_ids.sizes(), "BertModel: ", name, " has shape ", shape_of(tensor),
-                " but input_ids has ", shape_of(input_ids), ". Fix: give one value per token");
-  }
-  // Value ranges are checked where it costs no device synchronisation; on an accelerator an out-of-range id
-  // still fails inside the embedding lookup.
-  if (input_ids.device().is_cpu() && input_ids.numel() > 0) {
-    const int64_t low = input_ids.min().item<int64_t>();
-    const int64_t high = input_ids.max().item<int64_t>();
-    BERTH_CHECK(low >= 0 && high < config.vocab_size, "BertModel: input_ids holds ids in [", low, ", ", high,
-                "] but the vocabulary has ", config.vocab_size, " entries (ids 0..", config.vocab_size - 1,
-                "). Fix: use the tokenizer (vocab.txt) that belongs to this model");
-  }
+  check_token_inputs(
+      {"BertModel", config.vocab_size, config.max_position_embeddings, "max_position_embeddings"}, input_ids,
+      {{"attention_mask", attention_mask}, {"token_type_ids", token_type_ids}});
   if (token_type_ids.defined() && token_type_ids.device().is_cpu() && token_type_ids.numel() > 0) {
     const int64_t low = token_type_ids.min().item<int64_t>();
     const int64_t high = token_type_ids.max().item<int64_t>();

@@ -3,7 +3,6 @@
 #include "berth/model/decoder_layers.h"
 
 #include "berth/core/error.h"
-#include "berth/placement/inspect.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
@@ -129,32 +128,6 @@ void init_decoder_weights(torch::nn::Module& module, double std, std::optional<u
       rms->weight.fill_(1.0);
     }
   });
-}
-
-void check_decoder_inputs(const std::string& architecture, const at::Tensor& input_ids,
-                          const at::Tensor& attention_mask, int64_t vocab_size, int64_t max_positions) {
-  BERTH_CHECK(input_ids.defined(), architecture,
-              ": input_ids is required (B, T) int64 token ids, found none");
-  BERTH_CHECK(input_ids.dim() == 2, architecture, ": input_ids must be (batch, length), found shape ",
-              format_shape(input_ids.sizes()), ". Fix: add a batch dimension, e.g. ids.unsqueeze(0)");
-  BERTH_CHECK(input_ids.scalar_type() == at::kLong || input_ids.scalar_type() == at::kInt, architecture,
-              ": input_ids must hold integer token ids (int64), found ", dtype_name(input_ids.scalar_type()));
-  BERTH_CHECK(input_ids.size(1) >= 1, architecture, ": input_ids is empty (length 0)");
-  BERTH_CHECK(input_ids.size(1) <= max_positions, architecture, ": input_ids has length ", input_ids.size(1),
-              " but the model takes at most ", max_positions,
-              " positions. Fix: truncate the inputs to at most ", max_positions,
-              " tokens (or use a shorter --block-size)");
-  if (attention_mask.defined())
-    BERTH_CHECK(attention_mask.sizes() == input_ids.sizes(), architecture, ": attention_mask has shape ",
-                format_shape(attention_mask.sizes()), " but input_ids has ", format_shape(input_ids.sizes()),
-                ". Fix: give one value per token");
-  if (input_ids.device().is_cpu()) {
-    const int64_t low = input_ids.min().item<int64_t>();
-    const int64_t high = input_ids.max().item<int64_t>();
-    BERTH_CHECK(low >= 0 && high < vocab_size, architecture, ": input_ids holds ids in [", low, ", ", high,
-                "] but the vocabulary has ", vocab_size, " entries (ids 0..", vocab_size - 1,
-                "). Fix: use the tokenizer that belongs to this model");
-  }
 }
 
 }  // namespace berth

@@ -4,6 +4,7 @@
 
 #include "berth/core/error.h"
 #include "berth/model/bert_model.h"
+#include "berth/model/input_checks.h"
 #include "berth/model/sequence_classification_loss.h"
 #include "berth/placement/batch_check.h"
 #include "berth/placement/inspect.h"
@@ -20,35 +21,6 @@ namespace F = torch::nn::functional;
 std::string encoder_shape_of(const at::Tensor& t) { return format_shape(t.sizes()); }
 
 bool is_integer(const at::Tensor& t) { return t.scalar_type() == at::kLong || t.scalar_type() == at::kInt; }
-
-void check_encoder_inputs(const std::string& model, const EncoderShape& shape, const at::Tensor& input_ids,
-                          const at::Tensor& attention_mask, const at::Tensor& token_type_ids) {
-  BERTH_CHECK(input_ids.defined(), model, ": input_ids is required (B, T) int64 token ids, found none");
-  BERTH_CHECK(input_ids.dim() == 2, model, ": input_ids must be (batch, length), found shape ",
-              encoder_shape_of(input_ids), ". Fix: add a batch dimension, e.g. ids.unsqueeze(0)");
-  BERTH_CHECK(is_integer(input_ids), model, ": input_ids must hold integer token ids (int64), found ",
-              dtype_name(input_ids.scalar_type()));
-  BERTH_CHECK(input_ids.size(1) >= 1, model, ": input_ids is empty (length 0)");
-  BERTH_CHECK(input_ids.size(1) <= shape.max_positions, model, ": input_ids has length ", input_ids.size(1),
-              " but the model takes at most ", shape.max_positions, " tokens. Fix: truncate the inputs to ",
-              shape.max_positions, " tokens");
-  for (const auto& [name, tensor] :
-       {std::pair<const char*, const at::Tensor&>{"attention_mask", attention_mask},
-        std::pair<const char*, const at::Tensor&>{"token_type_ids", token_type_ids}}) {
-    if (!tensor.defined()) continue;
-    BERTH_CHECK(tensor.sizes() == input_ids.sizes(), model, ": ", name, " has shape ",
-                encoder_shape_of(tensor), " but input_ids has ", encoder_shape_of(input_ids),
-                ". Fix: give one value per token");
-  }
-  // Checked where it costs no device synchronisation; on an accelerator the embedding lookup still fails.
-  if (input_ids.device().is_cpu()) {
-    const int64_t low = input_ids.min().item<int64_t>();
-    const int64_t high = input_ids.max().item<int64_t>();
-    BERTH_CHECK(low >= 0 && high < shape.vocab_size, model, ": input_ids holds ids in [", low, ", ", high,
-                "] but the vocabulary has ", shape.vocab_size,
-                " entries. Fix: use the tokenizer that belongs to this model");
-  }
-}
 
 }  // namespace
 
@@ -104,7 +76,8 @@ EncoderTaskModel::EncoderTaskModel(PretrainedConfig config, ModelTask task, Chec
 
 at::Tensor EncoderTaskModel::logits(const at::Tensor& input_ids, const at::Tensor& attention_mask,
                                     const at::Tensor& token_type_ids) {
-  check_encoder_inputs(layout_.architecture, shape_, input_ids, attention_mask, token_type_ids);
+  check_token_inputs({layout_.architecture, shape_.vocab_size, shape_.max_positions}, input_ids,
+                     {{"attention_mask", attention_mask}, {"token_type_ids", token_type_ids}});
   const at::Tensor any_parameter = parameters().front();
   check_batch(
       {{"input_ids", input_ids}, {"attention_mask", attention_mask}, {"token_type_ids", token_type_ids}},
@@ -138,8 +111,10 @@ at::Tensor EncoderTaskModel::loss(const at::Tensor& logits, const at::Tensor& la
     case ModelTask::SequenceClassification:
       return sequence_classification_loss(logits, labels, config_.problem_type);
     case ModelTask::TokenClassification:
-    case ModelTask::MaskedLM:
       return token_loss(logits, labels);
+    case ModelTask::MaskedLM:
+      // As HF's ForMaskedLMLoss: the vocabulary's logits in float32 (a no-op unless training in bf16).
+      return token_loss(logits.to(at::kFloat), labels);
     case ModelTask::QuestionAnswering:
       return question_answering_loss(logits, labels);
     case ModelTask::CausalLM:
@@ -151,12 +126,10 @@ at::Tensor EncoderTaskModel::loss(const at::Tensor& logits, const at::Tensor& la
 TaskModelInfo EncoderTaskModel::info() const {
   TaskModelInfo info;
   info.architecture = layout_.architecture;
-  info.problem_type =
-      config_.problem_type.value_or(config_.num_labels() == 1 ? kRegression : kSingleLabelClassification);
+  info.problem_type = problem_type_or_default(config_.problem_type, config_.num_labels());
   for (const auto& [id, label] : config_.id2label) info.labels.push_back(label);
   info.max_positions = shape_.max_positions;
-  info.summary = std::to_string(shape_.num_layers) + " layers, hidden " + std::to_string(shape_.hidden_size) +
-                 ", vocab " + std::to_string(shape_.vocab_size);
+  info.summary = model_summary(shape_.num_layers, shape_.hidden_size, shape_.vocab_size);
   info.task = task_;
   return info;
 }

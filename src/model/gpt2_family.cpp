@@ -11,7 +11,7 @@ ModelFamily gpt2_family() {
   family.model_type = "gpt2";
   family.tasks = {ModelTask::CausalLM, ModelTask::SequenceClassification};
   family.build = [](const PretrainedConfig& config, ModelTask task, const TaskModelInit& init) {
-    GPT2TaskModel model(config, task, init.random, init.seed);
+    GPT2TaskModel model(config, task, init);
     return std::shared_ptr<TaskModel>(model.ptr());
   };
   family.layout = gpt2_checkpoint_layout;

@@ -5,8 +5,7 @@
 #include "berth/core/error.h"
 #include "berth/kernels/scaled_attention.h"
 #include "berth/model/activation_checkpoint.h"
-#include "berth/model/decoder_heads.h"
-#include "berth/model/sequence_classification_loss.h"
+#include "berth/model/input_checks.h"
 #include "berth/placement/batch_check.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -145,7 +144,9 @@ GPT2ModelImpl::GPT2ModelImpl(const GPT2Settings& gpt2_settings) : settings(gpt2_
 
 at::Tensor GPT2ModelImpl::forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
                                   LayerHooks* hooks) {
-  check_decoder_inputs("GPT2Model", input_ids, attention_mask, settings.vocab_size, settings.n_positions);
+  check_token_inputs({"GPT2Model", settings.vocab_size, settings.n_positions, "n_positions",
+                      " (or use a shorter --block-size)"},
+                     input_ids, {{"attention_mask", attention_mask}});
   check_batch({{"input_ids", input_ids}, {"attention_mask", attention_mask}}, wte->weight.device());
   const int64_t batch = input_ids.size(0);
   const int64_t length = input_ids.size(1);
@@ -167,89 +168,23 @@ at::Tensor GPT2ModelImpl::forward(const at::Tensor& input_ids, const at::Tensor&
   return run_hook_block(hooks, "transformer.ln_f", hidden, [&](const at::Tensor& x) { return ln_f(x); });
 }
 
-GPT2TaskModelImpl::GPT2TaskModelImpl(const PretrainedConfig& gpt2_config, ModelTask model_task,
-                                     bool random_init, std::optional<uint64_t> seed)
-    : config(gpt2_config), settings(GPT2Settings::read(gpt2_config)), task(model_task) {
-  BERTH_CHECK(task == ModelTask::CausalLM || task == ModelTask::SequenceClassification, "GPT-2 has no ",
-              task_name(task), " head in berth; it has causal-lm and sequence-classification");
+GPT2TaskModelImpl::GPT2TaskModelImpl(const PretrainedConfig& config, ModelTask task,
+                                     const TaskModelInit& init)
+    : DecoderTaskModel(config, task, gpt2_checkpoint_layout(config, task)),
+      settings(GPT2Settings::read(config)) {
   transformer = register_module("transformer", GPT2Model(settings));
-  if (task == ModelTask::SequenceClassification) {
-    score = register_module(
-        "score",
-        torch::nn::Linear(torch::nn::LinearOptions(settings.n_embd, config.num_labels()).bias(false)));
-  } else if (!settings.tie_word_embeddings) {
-    lm_head = register_module(
-        "lm_head",
-        torch::nn::Linear(torch::nn::LinearOptions(settings.n_embd, settings.vocab_size).bias(false)));
-  }
-  if (random_init) init_gpt2_weights(*this, settings, seed);
+  std::vector<std::string> layers;
+  for (int64_t i = 0; i < settings.n_layer; ++i) layers.push_back("transformer.h." + std::to_string(i));
+  add_head({settings.vocab_size, settings.n_positions, settings.n_layer, settings.n_embd,
+            settings.pad_token_id, settings.tie_word_embeddings},
+           {{"transformer.wte", "transformer.wpe"}, layers, "transformer.ln_f"});
+  if (init.random) init_gpt2_weights(*this, settings, init.seed);
 }
 
-TaskOutput GPT2TaskModelImpl::forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
-                                      const at::Tensor& labels) {
-  at::Tensor hidden = transformer->forward(input_ids, attention_mask, hooks_.get());
-  at::Tensor logits;
-  if (task == ModelTask::CausalLM) {
-    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself, as a second use of
-    // its block.
-    logits = lm_head ? run_hook_block(hooks_.get(), "lm_head", hidden,
-                                      [&](const at::Tensor& x) { return at::linear(x, lm_head->weight); })
-                     : run_hook_block(hooks_.get(), "transformer.wte", hidden, [&](const at::Tensor& x) {
-                         return at::linear(x, transformer->wte->weight);
-                       });
-  } else {
-    // (B, T, C) -> (B, T, num_labels) -> (B, num_labels) at each row's last non-pad token
-    at::Tensor all = run_hook_block(hooks_.get(), "score", hidden,
-                                    [&](const at::Tensor& x) { return at::linear(x, score->weight); });
-    at::Tensor rows = torch::arange(all.size(0), input_ids.options().dtype(at::kLong));
-    at::Tensor last = last_non_pad_positions(input_ids, settings.pad_token_id, gpt2_architecture(task));
-    logits = all.index({rows, last.to(at::kLong)});
-  }
-  if (!labels.defined()) return {logits, {}};
-  return {logits, loss(logits, labels)};
+at::Tensor GPT2TaskModelImpl::hidden_states(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                            LayerHooks* hooks) {
+  return transformer->forward(input_ids, attention_mask, hooks);
 }
-
-TaskOutput GPT2TaskModelImpl::forward_batch(const Batch& batch) {
-  return forward(batch_input_ids(batch, gpt2_architecture(task)), batch_input(batch, "attention_mask"),
-                 batch_input(batch, "labels"));
-}
-
-at::Tensor GPT2TaskModelImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
-  if (task == ModelTask::CausalLM) return causal_lm_loss(logits, labels);
-  return sequence_classification_loss(logits, labels, config.problem_type);
-}
-
-TaskModelInfo GPT2TaskModelImpl::info() const {
-  TaskModelInfo info;
-  info.architecture = gpt2_architecture(task);
-  info.task = task;
-  if (task == ModelTask::SequenceClassification) {
-    info.problem_type =
-        config.problem_type.value_or(config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
-    for (const auto& [id, label] : config.id2label) info.labels.push_back(label);
-  }
-  info.max_positions = settings.n_positions;
-  info.summary = std::to_string(settings.n_layer) + " layers, hidden " + std::to_string(settings.n_embd) +
-                 ", vocab " + std::to_string(settings.vocab_size);
-  return info;
-}
-
-void GPT2TaskModelImpl::save_pretrained(const std::string& dir) const {
-  save_weights(*this, config, gpt2_checkpoint_layout(config, task), dir);
-}
-
-std::vector<std::string> GPT2TaskModelImpl::hook_blocks() const {
-  std::vector<std::string> blocks{"transformer.wte", "transformer.wpe"};
-  for (int64_t i = 0; i < settings.n_layer; ++i) blocks.push_back("transformer.h." + std::to_string(i));
-  blocks.push_back("transformer.ln_f");
-  if (task == ModelTask::SequenceClassification) blocks.push_back("score");
-  if (lm_head) blocks.push_back("lm_head");
-  // The tied head (tie_word_embeddings) uses the word embeddings' block again, last.
-  if (task == ModelTask::CausalLM && !lm_head) blocks.push_back("transformer.wte");
-  return blocks;
-}
-
-void GPT2TaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
 
 void GPT2TaskModelImpl::set_gradient_checkpointing(const GradientCheckpointing& how) {
   TaskModel::set_gradient_checkpointing(how);

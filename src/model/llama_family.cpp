@@ -12,7 +12,7 @@ ModelFamily llama_style_family(const std::string& model_type) {
   family.model_type = model_type;
   family.tasks = {ModelTask::CausalLM, ModelTask::SequenceClassification};
   family.build = [](const PretrainedConfig& config, ModelTask task, const TaskModelInit& init) {
-    LlamaTaskModel model(config, task, init.random, init.seed);
+    LlamaTaskModel model(config, task, init);
     return std::shared_ptr<TaskModel>(model.ptr());
   };
   family.layout = llama_checkpoint_layout;

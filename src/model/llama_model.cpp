@@ -6,14 +6,12 @@
 #include "berth/core/error.h"
 #include "berth/kernels/scaled_attention.h"
 #include "berth/model/activation_checkpoint.h"
-#include "berth/model/decoder_heads.h"
-#include "berth/model/sequence_classification_loss.h"
+#include "berth/model/input_checks.h"
 #include "berth/placement/batch_check.h"
 
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 
 namespace berth {
 namespace {
@@ -180,8 +178,8 @@ at::Tensor LlamaModelImpl::forward(const at::Tensor& input_ids, const at::Tensor
   const std::string name = settings.class_prefix + "Model";
   // Rotary positions have no table to run past (HF takes longer inputs too; dynamic RoPE is made for them),
   // so the length is not bounded here.
-  check_decoder_inputs(name, input_ids, attention_mask, settings.vocab_size,
-                       std::numeric_limits<int64_t>::max());
+  check_token_inputs({name, settings.vocab_size, std::nullopt}, input_ids,
+                     {{"attention_mask", attention_mask}});
   check_batch({{"input_ids", input_ids}, {"attention_mask", attention_mask}}, embed_tokens->weight.device());
   const int64_t batch = input_ids.size(0);
   const int64_t length = input_ids.size(1);
@@ -200,88 +198,24 @@ at::Tensor LlamaModelImpl::forward(const at::Tensor& input_ids, const at::Tensor
   return run_hook_block(hooks, "model.norm", hidden, [&](const at::Tensor& x) { return norm(x); });
 }
 
-LlamaTaskModelImpl::LlamaTaskModelImpl(const PretrainedConfig& llama_config, ModelTask model_task,
-                                       bool random_init, std::optional<uint64_t> seed)
-    : config(llama_config), settings(LlamaSettings::read(llama_config)), task(model_task) {
-  BERTH_CHECK(task == ModelTask::CausalLM || task == ModelTask::SequenceClassification, settings.class_prefix,
-              " has no ", task_name(task), " head in berth; it has causal-lm and sequence-classification");
+LlamaTaskModelImpl::LlamaTaskModelImpl(const PretrainedConfig& config, ModelTask task,
+                                       const TaskModelInit& init)
+    : DecoderTaskModel(config, task, llama_checkpoint_layout(config, task)),
+      settings(LlamaSettings::read(config)) {
   model = register_module("model", LlamaModel(settings));
-  if (task == ModelTask::SequenceClassification) {
-    score = register_module("score", llama_linear_layer(settings.hidden_size, config.num_labels(), false));
-  } else if (!settings.tie_word_embeddings) {
-    lm_head =
-        register_module("lm_head", llama_linear_layer(settings.hidden_size, settings.vocab_size, false));
-  }
-  if (random_init) init_decoder_weights(*this, settings.initializer_range, seed);
-}
-
-TaskOutput LlamaTaskModelImpl::forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
-                                       const at::Tensor& labels) {
-  at::Tensor hidden = model->forward(input_ids, attention_mask, hooks_.get());
-  at::Tensor logits;
-  if (task == ModelTask::CausalLM) {
-    // (B, T, C) -> (B, T, vocab); a tied head multiplies by the embedding matrix itself, as a second use of
-    // its block.
-    logits = lm_head ? run_hook_block(hooks_.get(), "lm_head", hidden,
-                                      [&](const at::Tensor& x) { return llama_linear(lm_head, x); })
-                     : run_hook_block(hooks_.get(), "model.embed_tokens", hidden, [&](const at::Tensor& x) {
-                         return at::linear(x, model->embed_tokens->weight);
-                       });
-  } else {
-    // (B, T, C) -> (B, T, num_labels) -> (B, num_labels) at each row's last non-pad token
-    at::Tensor all = run_hook_block(hooks_.get(), "score", hidden,
-                                    [&](const at::Tensor& x) { return llama_linear(score, x); });
-    at::Tensor rows = torch::arange(all.size(0), input_ids.options().dtype(at::kLong));
-    at::Tensor last =
-        last_non_pad_positions(input_ids, settings.pad_token_id, llama_architecture(settings, task));
-    logits = all.index({rows, last.to(at::kLong)});
-  }
-  if (!labels.defined()) return {logits, {}};
-  return {logits, loss(logits, labels)};
-}
-
-TaskOutput LlamaTaskModelImpl::forward_batch(const Batch& batch) {
-  return forward(batch_input_ids(batch, llama_architecture(settings, task)),
-                 batch_input(batch, "attention_mask"), batch_input(batch, "labels"));
-}
-
-at::Tensor LlamaTaskModelImpl::loss(const at::Tensor& logits, const at::Tensor& labels) {
-  if (task == ModelTask::CausalLM) return causal_lm_loss(logits, labels);
-  return sequence_classification_loss(logits, labels, config.problem_type);
-}
-
-TaskModelInfo LlamaTaskModelImpl::info() const {
-  TaskModelInfo info;
-  info.architecture = llama_architecture(settings, task);
-  info.task = task;
-  if (task == ModelTask::SequenceClassification) {
-    info.problem_type =
-        config.problem_type.value_or(config.num_labels() == 1 ? kRegression : kSingleLabelClassification);
-    for (const auto& [id, label] : config.id2label) info.labels.push_back(label);
-  }
-  info.max_positions = settings.max_position_embeddings;
-  info.summary = std::to_string(settings.num_hidden_layers) + " layers, hidden " +
-                 std::to_string(settings.hidden_size) + ", vocab " + std::to_string(settings.vocab_size);
-  return info;
-}
-
-void LlamaTaskModelImpl::save_pretrained(const std::string& dir) const {
-  save_weights(*this, config, llama_checkpoint_layout(config, task), dir);
-}
-
-std::vector<std::string> LlamaTaskModelImpl::hook_blocks() const {
-  std::vector<std::string> blocks{"model.embed_tokens"};
+  std::vector<std::string> layers;
   for (int64_t i = 0; i < settings.num_hidden_layers; ++i)
-    blocks.push_back("model.layers." + std::to_string(i));
-  blocks.push_back("model.norm");
-  if (score) blocks.push_back("score");
-  if (lm_head) blocks.push_back("lm_head");
-  // The tied head (tie_word_embeddings) uses the word embeddings' block again, last.
-  if (task == ModelTask::CausalLM && !lm_head) blocks.push_back("model.embed_tokens");
-  return blocks;
+    layers.push_back("model.layers." + std::to_string(i));
+  add_head({settings.vocab_size, settings.max_position_embeddings, settings.num_hidden_layers,
+            settings.hidden_size, settings.pad_token_id, settings.tie_word_embeddings},
+           {{"model.embed_tokens"}, layers, "model.norm"});
+  if (init.random) init_decoder_weights(*this, settings.initializer_range, init.seed);
 }
 
-void LlamaTaskModelImpl::set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
+at::Tensor LlamaTaskModelImpl::hidden_states(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                             LayerHooks* hooks) {
+  return model->forward(input_ids, attention_mask, hooks);
+}
 
 void LlamaTaskModelImpl::set_gradient_checkpointing(const GradientCheckpointing& how) {
   TaskModel::set_gradient_checkpointing(how);

@@ -1,4 +1,5 @@
-// Parameter counts over any TaskModel: HF's FLOP count and ZeRO-3's largest gather.
+// What every TaskModel shares: reading a batch's inputs, the size summary, and parameter counts (HF's FLOP
+// count and ZeRO-3's largest gather).
 #include "berth/model/task_model.h"
 
 #include "berth/core/error.h"
@@ -24,6 +25,11 @@ const at::Tensor& batch_input_ids(const Batch& batch, const std::string& model) 
   for (const auto& [name, tensor] : batch) names += (names.empty() ? "" : ", ") + name;
   BERTH_FAIL(model, ": the batch has no input_ids (it has ", names.empty() ? "nothing" : names,
              "). Fix: tokenise the text into input_ids (and attention_mask)");
+}
+
+std::string model_summary(int64_t layers, int64_t hidden_size, int64_t vocab_size) {
+  return std::to_string(layers) + " layers, hidden " + std::to_string(hidden_size) + ", vocab " +
+         std::to_string(vocab_size);
 }
 
 int64_t non_embedding_parameters(TaskModel& model) {

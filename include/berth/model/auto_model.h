@@ -18,14 +18,6 @@
 
 namespace berth {
 
-// How a freshly built task model gets its weights.
-struct TaskModelInit {
-  // HF's _init_weights for the family (seeded below); false leaves libtorch's defaults, for a load that
-  // overwrites every tensor next.
-  bool random = true;
-  std::optional<uint64_t> seed;  // nullopt: torch's global generator (torch::manual_seed governs it)
-};
-
 // One model family: what config.json's model_type names ("roberta" and "xlm-roberta" are two entries).
 struct ModelFamily {
   std::string model_type;

@@ -59,10 +59,4 @@ at::Tensor causal_attention_mask(const at::Tensor& attention_mask, int64_t batch
 // torch's global one).
 void init_decoder_weights(torch::nn::Module& module, double std, std::optional<uint64_t> seed);
 
-// input_ids: (B, T) integer ids, attention_mask: (B, T) or undefined: throws berth::Error naming
-// `architecture` for a wrong rank, dtype, a length over max_positions, or (on the CPU) ids outside
-// 0..vocab_size-1.
-void check_decoder_inputs(const std::string& architecture, const at::Tensor& input_ids,
-                          const at::Tensor& attention_mask, int64_t vocab_size, int64_t max_positions);
-
 }  // namespace berth

@@ -5,6 +5,7 @@
 #include "berth/model/activation_checkpoint.h"
 #include "berth/model/checkpoint_io.h"
 #include "berth/model/decoder_layers.h"
+#include "berth/model/decoder_task_model.h"
 #include "berth/model/pretrained_config.h"
 #include "berth/model/task_model.h"
 
@@ -109,37 +110,20 @@ struct GPT2ModelImpl : torch::nn::Module {
 TORCH_MODULE(GPT2Model);
 
 // GPT2LMHeadModel (task CausalLM: lm_head, tied to transformer.wte unless tie_word_embeddings is false) or
-// GPT2ForSequenceClassification (score, no bias, on each row's last non-pad token).
-struct GPT2TaskModelImpl : torch::nn::Module, TaskModel {
-  GPT2TaskModelImpl(const PretrainedConfig& config, ModelTask task, bool random_init = true,
-                    std::optional<uint64_t> seed = std::nullopt);
-  // input_ids, attention_mask: (B, T); labels: (B, T) token ids for CausalLM (shifted inside), per-row labels
-  // for sequence classification -> logits (B, T, vocab) or (B, num_labels), and the loss when labels are
-  // given.
-  TaskOutput forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {},
-                     const at::Tensor& labels = {});
-
-  TaskOutput forward_batch(const Batch& batch) override;
-  at::Tensor loss(const at::Tensor& logits, const at::Tensor& labels) override;
-  torch::nn::Module& module() override { return *this; }
-  TaskModelInfo info() const override;
-  void save_pretrained(const std::string& dir) const override;
-  // "transformer.wte", "transformer.wpe", "transformer.h.<i>", "transformer.ln_f", then "lm_head" or
-  // "score"; a tied head (tie_word_embeddings) is a second use of "transformer.wte", last.
-  std::vector<std::string> hook_blocks() const override;
-  void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) override;
+// GPT2ForSequenceClassification (score, no bias, on each row's last non-pad token). Hook blocks:
+// "transformer.wte", "transformer.wpe", "transformer.h.<i>", "transformer.ln_f", then "lm_head" or "score";
+// a tied head is a second use of "transformer.wte", last.
+struct GPT2TaskModelImpl : DecoderTaskModel {
+  GPT2TaskModelImpl(const PretrainedConfig& config, ModelTask task, const TaskModelInit& init = {});
   void set_gradient_checkpointing(const GradientCheckpointing& how) override;
-  bool supports_gradient_checkpointing() const override { return true; }
 
-  PretrainedConfig config;
   GPT2Settings settings;
-  ModelTask task;
   GPT2Model transformer{nullptr};
-  torch::nn::Linear lm_head{nullptr};  // CausalLM without tied embeddings
-  torch::nn::Linear score{nullptr};    // SequenceClassification
 
- private:
-  std::shared_ptr<LayerHooks> hooks_;
+ protected:
+  at::Tensor hidden_states(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                           LayerHooks* hooks) override;
+  const at::Tensor& word_embeddings() const override { return transformer->wte->weight; }
 };
 TORCH_MODULE(GPT2TaskModel);
 

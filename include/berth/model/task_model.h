@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@ struct TaskOutput {
   // classification, (B, T, vocab) for the language models, (B, T, 2) start/end logits for question answering.
   at::Tensor logits;
   at::Tensor loss;  // scalar; undefined when the batch has no "labels"
+};
+
+// How a freshly built task model gets its weights.
+struct TaskModelInit {
+  // HF's _init_weights for the family (seeded below); false leaves libtorch's defaults, for a load that
+  // overwrites every tensor next.
+  bool random = true;
+  std::optional<uint64_t> seed;  // nullopt: torch's global generator (torch::manual_seed governs it)
 };
 
 // What a task model is, for evaluation, prediction and reports.
@@ -75,6 +84,9 @@ at::Tensor batch_input(const Batch& batch, const std::string& name);
 // The batch's input_ids; a batch without them throws berth::Error naming `model`, what the batch holds and
 // the fix.
 const at::Tensor& batch_input_ids(const Batch& batch, const std::string& model);
+
+// A task model's size for TaskModelInfo::summary: "2 layers, hidden 32, vocab 100".
+std::string model_summary(int64_t layers, int64_t hidden_size, int64_t vocab_size);
 
 // HF's num_parameters(exclude_embeddings=True): every parameter outside torch::nn::Embedding modules (the
 // 6 × tokens × parameters FLOP count uses it).
