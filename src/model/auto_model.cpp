@@ -2,9 +2,7 @@
 #include "berth/model/auto_model.h"
 
 #include "berth/core/error.h"
-#include "berth/model/bert_for_masked_lm.h"
-#include "berth/model/bert_for_sequence_classification.h"
-#include "berth/model/bert_token_heads.h"
+#include "berth/model/bert_family.h"
 #include "berth/model/deberta_v2_family.h"
 #include "berth/model/distilbert_family.h"
 #include "berth/model/electra_family.h"
@@ -23,71 +21,6 @@ namespace berth {
 namespace {
 
 namespace fs = std::filesystem;
-
-// BERT's config from a PretrainedConfig: read from the file's own text when there is one (its messages then
-// name the file's lines), with the labels as the PretrainedConfig holds them now.
-BertConfig bert_config(const PretrainedConfig& config) {
-  const std::string source = config.source().empty() ? "BertConfig" : config.source();
-  BertConfig bert =
-      BertConfig::from_json_text(config.text().empty() ? config.to_json_text() : config.text(), source);
-  bert.id2label = config.id2label;
-  bert.label2id = config.label2id;
-  bert.problem_type = config.problem_type;
-  bert.validate();
-  return bert;
-}
-
-CheckpointLayout bert_layout(const PretrainedConfig& config, ModelTask task) {
-  CheckpointLayout layout;
-  layout.architecture = std::string("Bert") + head_suffix(task);
-  layout.base_prefix = "bert.";
-  // Buffers older transformers saved (persistent then, non-persistent now): HF drops them silently.
-  layout.ignored = {"embeddings.position_ids", "embeddings.token_type_ids"};
-  layout.head_prefixes = {"classifier."};
-  if (task == ModelTask::MaskedLM) {
-    // The tied output layer older checkpoints saved beside the word embeddings (and its bias, the head's).
-    layout.ignored.insert(layout.ignored.end(),
-                          {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"});
-    layout.head_prefixes = {"cls."};
-  }
-  if (task == ModelTask::TokenClassification || task == ModelTask::QuestionAnswering) {
-    // Built without the pooler; a checkpoint's pooler (a BertModel's, a classifier's) is dropped silently, as
-    // HF's _keys_to_ignore_on_load_unexpected = [r"pooler"] does.
-    layout.ignored.insert(layout.ignored.end(), {"pooler.dense.weight", "pooler.dense.bias"});
-    if (task == ModelTask::QuestionAnswering) layout.head_prefixes = {"qa_outputs."};
-  }
-  const double range = config.get_number("initializer_range", 0.02);
-  layout.init = [range](torch::nn::Module& module, std::optional<uint64_t> seed) {
-    init_bert_weights(module, range, seed);
-  };
-  return layout;
-}
-
-std::shared_ptr<TaskModel> build_bert(const PretrainedConfig& config, ModelTask task,
-                                      const TaskModelInit& init) {
-  const BertInitOptions options{init.random, init.seed};
-  if (task == ModelTask::TokenClassification || task == ModelTask::QuestionAnswering)
-    return std::make_shared<BertTokenTaskModel>(config, task, bert_layout(config, task), init);
-  if (task == ModelTask::MaskedLM) {
-    // berth's head always reads the word embeddings: an untied checkpoint would lose its own decoder.
-    BERTH_CHECK(config.get_bool("tie_word_embeddings", true), config.where("tie_word_embeddings"),
-                " is false: BertForMaskedLM with its own output layer, which berth does not implement (it "
-                "ties the output layer to the word embeddings, HF's default). Fix: a checkpoint with tied "
-                "embeddings");
-    return BertForMaskedLm(bert_config(config), options).ptr();
-  }
-  return BertForSequenceClassification(bert_config(config), options).ptr();
-}
-
-ModelFamily bert_family() {
-  ModelFamily family;
-  family.model_type = "bert";
-  family.tasks = {ModelTask::SequenceClassification, ModelTask::TokenClassification, ModelTask::MaskedLM,
-                  ModelTask::QuestionAnswering};
-  family.build = build_bert;
-  family.layout = bert_layout;
-  return family;
-}
 
 std::string supported_types() {
   std::vector<std::string> types;
