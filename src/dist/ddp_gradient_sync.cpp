@@ -430,9 +430,10 @@ void DdpGradientSync::reduce_row_sparse(bool& any_rank_missing) {
 }
 
 double DdpGradientSync::time_communication_alone() {
-  BERTH_CHECK(prepared_, "DdpGradientSync::time_communication_alone before prepare(model)");
+  BERTH_BUG(prepared_, "DdpGradientSync::time_communication_alone called before prepare(model)");
   for (const Bucket& bucket : buckets_)
-    BERTH_CHECK(!bucket.work, "DDP: time_communication_alone during a step; call it between steps");
+    BERTH_BUG(!bucket.work,
+              "DdpGradientSync::time_communication_alone called during a step (only between steps)");
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<PendingWork>> works;
   for (size_t i = 0; i < buckets_.size(); ++i) {

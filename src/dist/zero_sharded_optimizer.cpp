@@ -249,7 +249,7 @@ void ZeroShardedOptimizer::all_gather_chunk(int64_t size, int64_t c0, int64_t le
 }
 
 void ZeroShardedOptimizer::save_state(const std::string& checkpoint_dir) {
-  BERTH_CHECK(ready_, "ZeRO: save_state before create");
+  BERTH_BUG(ready_, "ZeroShardedOptimizer::save_state called before create()");
   std::vector<SegmentState> states;
   for (size_t i = 0; i < shard_.owned.size(); ++i) {
     SegmentState st;

@@ -209,41 +209,43 @@ std::string version_text() {
   return std::string("berth ") + BERTH_VERSION + " (built for torch " + TORCH_VERSION + ", " + devices + ")";
 }
 
-std::string format_doctor_text(const DoctorReport& r) {
+std::string format_doctor_text(const DoctorReport& report) {
   std::ostringstream out;
   auto yes_no = [](bool b) { return b ? "yes" : "no"; };
   out << "berth doctor\n";
-  out << "  berth " << r.berth_version << ", libtorch " << r.torch_version << "\n";
+  out << "  berth " << report.berth_version << ", libtorch " << report.torch_version << "\n";
   out << "  features:";
-  for (const auto& [name, on] : r.features) out << " " << name << "=" << yes_no(on);
-  out << "\n  cpu kernels: " << r.cpu_capability << "\n";
-  out << "  " << bf16_text(r.bf16) << "\n";
+  for (const auto& [name, on] : report.features) out << " " << name << "=" << yes_no(on);
+  out << "\n  cpu kernels: " << report.cpu_capability << "\n";
+  out << "  " << bf16_text(report.bf16) << "\n";
   out << "\nBLAS and threads\n";
-  out << "  blas: " << to_string(r.blas.kind);
-  if (!r.blas.library_path.empty()) out << " (" << r.blas.library_path << ")";
-  if (!r.blas.config.empty()) out << " " << r.blas.config;
+  out << "  blas: " << to_string(report.blas.kind);
+  if (!report.blas.library_path.empty()) out << " (" << report.blas.library_path << ")";
+  if (!report.blas.config.empty()) out << " " << report.blas.config;
   out << "\n";
-  out << "  cpus available: " << r.threads.cpus_available
-      << ", intra-op threads: " << r.threads.intra_op_threads
-      << ", inter-op threads: " << r.threads.interop_threads
-      << ", blas threads: " << (r.threads.blas_threads ? std::to_string(*r.threads.blas_threads) : "unknown")
-      << "\n";
-  out << "  OMP_NUM_THREADS=" << r.threads.omp_num_threads.value_or("(unset)")
-      << " OMP_WAIT_POLICY=" << r.threads.omp_wait_policy.value_or("(unset)") << " (OpenMP idle spin count: "
-      << (r.threads.omp_spin_count ? std::to_string(*r.threads.omp_spin_count) : "unknown") << ")\n";
+  out << "  cpus available: " << report.threads.cpus_available
+      << ", intra-op threads: " << report.threads.intra_op_threads
+      << ", inter-op threads: " << report.threads.interop_threads << ", blas threads: "
+      << (report.threads.blas_threads ? std::to_string(*report.threads.blas_threads) : "unknown") << "\n";
+  out << "  OMP_NUM_THREADS=" << report.threads.omp_num_threads.value_or("(unset)")
+      << " OMP_WAIT_POLICY=" << report.threads.omp_wait_policy.value_or("(unset)")
+      << " (OpenMP idle spin count: "
+      << (report.threads.omp_spin_count ? std::to_string(*report.threads.omp_spin_count) : "unknown")
+      << ")\n";
   out << "\nCUDA\n";
-  out << "  compiled with CUDA: " << yes_no(r.cuda.compiled) << ", available: " << yes_no(r.cuda.available)
-      << ", devices: " << r.cuda.device_count << "\n";
-  for (const auto& d : r.cuda.devices) {
+  out << "  compiled with CUDA: " << yes_no(report.cuda.compiled)
+      << ", available: " << yes_no(report.cuda.available) << ", devices: " << report.cuda.device_count
+      << "\n";
+  for (const auto& d : report.cuda.devices) {
     out << "  cuda:" << d.index << "  " << d.name << "  " << bytes_text(d.total_memory_bytes) << "  sm_"
         << d.compute_major << d.compute_minor << "\n";
   }
-  out << "  CUDA_VISIBLE_DEVICES=" << r.cuda.visible_devices.value_or("(unset)")
-      << " CUDA_DEVICE_ORDER=" << r.cuda.device_order.value_or("(unset)") << "\n";
-  out << "  " << r.device_order_advice << "\n";
+  out << "  CUDA_VISIBLE_DEVICES=" << report.cuda.visible_devices.value_or("(unset)")
+      << " CUDA_DEVICE_ORDER=" << report.cuda.device_order.value_or("(unset)") << "\n";
+  out << "  " << report.device_order_advice << "\n";
   out << "\nDistributed\n";
-  if (r.distributed) {
-    const auto& d = *r.distributed;
+  if (report.distributed) {
+    const auto& d = *report.distributed;
     out << "  launcher: " << to_string(d.source) << ", rank " << d.rank << " of " << d.world_size
         << ", local rank " << d.local_rank << " of " << d.local_world_size;
     if (d.master_addr)
@@ -252,9 +254,9 @@ std::string format_doctor_text(const DoctorReport& r) {
   } else {
     out << "  launcher: inconsistent (see problems)\n";
   }
-  out << "  this rank's device: " << r.device.value_or("(none: see problems)") << "\n";
-  if (r.model) {
-    const DoctorModelReport& m = *r.model;
+  out << "  this rank's device: " << report.device.value_or("(none: see problems)") << "\n";
+  if (report.model) {
+    const DoctorModelReport& m = *report.model;
     out << "\nModel\n";
     out << "  " << m.dir << ": " << m.architecture << ", " << m.tensors << " tensors, " << m.elements
         << " elements, " << format_bytes(m.bytes) << "\n";
@@ -263,25 +265,25 @@ std::string format_doctor_text(const DoctorReport& r) {
           << format_bytes(g.bytes) << "\n";
     for (const auto& w : m.load_warnings) out << "  load: " << w << "\n";
   }
-  if (!r.warnings.empty()) {
+  if (!report.warnings.empty()) {
     out << "\nWarnings\n";
-    for (const auto& w : r.warnings) out << "  - " << w << "\n";
+    for (const auto& w : report.warnings) out << "  - " << w << "\n";
   }
-  if (!r.problems.empty()) {
+  if (!report.problems.empty()) {
     out << "\nProblems\n";
-    for (const auto& p : r.problems) out << "  - " << p << "\n";
+    for (const auto& p : report.problems) out << "  - " << p << "\n";
   } else {
     out << "\nNo problems found.\n";
   }
   return out.str();
 }
 
-std::string format_doctor_json(const DoctorReport& r) {
+std::string format_doctor_json(const DoctorReport& report) {
   using json = nlohmann::ordered_json;
   json features = json::object();
-  for (const auto& [name, on] : r.features) features[name] = on;
+  for (const auto& [name, on] : report.features) features[name] = on;
   json devices = json::array();
-  for (const auto& d : r.cuda.devices) {
+  for (const auto& d : report.cuda.devices) {
     devices.push_back(
         {{"index", d.index},
          {"name", d.name},
@@ -290,8 +292,8 @@ std::string format_doctor_json(const DoctorReport& r) {
   }
   auto optional_string = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
   json distributed = nullptr;
-  if (r.distributed) {
-    const auto& d = *r.distributed;
+  if (report.distributed) {
+    const auto& d = *report.distributed;
     distributed = {{"rank", d.rank},
                    {"world_size", d.world_size},
                    {"local_rank", d.local_rank},
@@ -301,60 +303,61 @@ std::string format_doctor_json(const DoctorReport& r) {
                    {"master_port", d.master_port ? json(*d.master_port) : json(nullptr)}};
   }
   json model = nullptr;
-  if (r.model) {
+  if (report.model) {
     json groups = json::array();
-    for (const auto& g : r.model->groups)
+    for (const auto& g : report.model->groups)
       groups.push_back({{"device", g.device},
                         {"dtype", g.dtype},
                         {"kind", g.kind},
                         {"tensors", g.tensors},
                         {"elements", g.elements},
                         {"bytes", g.bytes}});
-    model = {{"dir", r.model->dir},
-             {"architecture", r.model->architecture},
-             {"tensors", r.model->tensors},
-             {"elements", r.model->elements},
-             {"bytes", r.model->bytes},
+    model = {{"dir", report.model->dir},
+             {"architecture", report.model->architecture},
+             {"tensors", report.model->tensors},
+             {"elements", report.model->elements},
+             {"bytes", report.model->bytes},
              {"groups", groups},
-             {"load_warnings", r.model->load_warnings}};
+             {"load_warnings", report.model->load_warnings}};
   }
   json out = {
-      {"berth_version", r.berth_version},
-      {"torch_version", r.torch_version},
+      {"berth_version", report.berth_version},
+      {"torch_version", report.torch_version},
       {"features", features},
-      {"cpu_capability", r.cpu_capability},
+      {"cpu_capability", report.cpu_capability},
       {"bf16",
-       {{"isa", r.bf16.isa},
-        {"amx_enabled", r.bf16.amx_enabled},
-        {"matmul_n", r.bf16.matmul_n},
-        {"fp32_gflops", r.bf16.fp32_gflops},
-        {"bf16_gflops", r.bf16.bf16_gflops}}},
+       {{"isa", report.bf16.isa},
+        {"amx_enabled", report.bf16.amx_enabled},
+        {"matmul_n", report.bf16.matmul_n},
+        {"fp32_gflops", report.bf16.fp32_gflops},
+        {"bf16_gflops", report.bf16.bf16_gflops}}},
       {"blas",
-       {{"kind", to_string(r.blas.kind)},
-        {"library", r.blas.library_path},
-        {"config", r.blas.config},
-        {"threads", r.blas.num_threads ? json(*r.blas.num_threads) : json(nullptr)}}},
+       {{"kind", to_string(report.blas.kind)},
+        {"library", report.blas.library_path},
+        {"config", report.blas.config},
+        {"threads", report.blas.num_threads ? json(*report.blas.num_threads) : json(nullptr)}}},
       {"threads",
-       {{"cpus_available", r.threads.cpus_available},
-        {"intra_op", r.threads.intra_op_threads},
-        {"interop", r.threads.interop_threads},
-        {"blas", r.threads.blas_threads ? json(*r.threads.blas_threads) : json(nullptr)},
-        {"omp_num_threads", optional_string(r.threads.omp_num_threads)},
-        {"omp_wait_policy", optional_string(r.threads.omp_wait_policy)},
-        {"omp_spin_count", r.threads.omp_spin_count ? json(*r.threads.omp_spin_count) : json(nullptr)}}},
+       {{"cpus_available", report.threads.cpus_available},
+        {"intra_op", report.threads.intra_op_threads},
+        {"interop", report.threads.interop_threads},
+        {"blas", report.threads.blas_threads ? json(*report.threads.blas_threads) : json(nullptr)},
+        {"omp_num_threads", optional_string(report.threads.omp_num_threads)},
+        {"omp_wait_policy", optional_string(report.threads.omp_wait_policy)},
+        {"omp_spin_count",
+         report.threads.omp_spin_count ? json(*report.threads.omp_spin_count) : json(nullptr)}}},
       {"cuda",
-       {{"compiled", r.cuda.compiled},
-        {"available", r.cuda.available},
-        {"device_count", r.cuda.device_count},
+       {{"compiled", report.cuda.compiled},
+        {"available", report.cuda.available},
+        {"device_count", report.cuda.device_count},
         {"devices", devices},
-        {"visible_devices", optional_string(r.cuda.visible_devices)},
-        {"device_order", optional_string(r.cuda.device_order)},
-        {"device_order_advice", r.device_order_advice}}},
+        {"visible_devices", optional_string(report.cuda.visible_devices)},
+        {"device_order", optional_string(report.cuda.device_order)},
+        {"device_order_advice", report.device_order_advice}}},
       {"distributed", distributed},
-      {"device", optional_string(r.device)},
+      {"device", optional_string(report.device)},
       {"model", model},
-      {"warnings", r.warnings},
-      {"problems", r.problems},
+      {"warnings", report.warnings},
+      {"problems", report.problems},
   };
   return out.dump(2);
 }

@@ -43,23 +43,23 @@ double ratio(int64_t a, int64_t b) {
 
 // The options of HF's newer schedules, as saved with the state (empty for the others, whose older states
 // had no such field).
-nlohmann::json newer_options_json(const SchedulerOptions& o) {
+nlohmann::json newer_options_json(const SchedulerOptions& options) {
   const auto optional = [](const auto& value) {
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
   };
-  switch (o.type) {
+  switch (options.type) {
     case SchedulerType::InverseSqrt:
-      return {{"timescale", optional(o.timescale)}};
+      return {{"timescale", optional(options.timescale)}};
     case SchedulerType::CosineWithMinLr:
-      return {{"min_lr_rate", optional(o.min_lr_rate)}};
+      return {{"min_lr_rate", optional(options.min_lr_rate)}};
     case SchedulerType::WarmupStableDecay:
-      return {{"num_decay_steps", o.num_decay_steps},
-              {"num_stable_steps", optional(o.num_stable_steps)},
-              {"warmup_type", o.wsd_warmup_type},
-              {"decay_type", o.decay_type},
-              {"min_lr_ratio", o.min_lr_ratio}};
+      return {{"num_decay_steps", options.num_decay_steps},
+              {"num_stable_steps", optional(options.num_stable_steps)},
+              {"warmup_type", options.wsd_warmup_type},
+              {"decay_type", options.decay_type},
+              {"min_lr_ratio", options.min_lr_ratio}};
     case SchedulerType::ReduceLROnPlateau: {
-      const PlateauOptions& p = o.plateau;
+      const PlateauOptions& p = options.plateau;
       return {{"mode", p.mode},
               {"factor", p.factor},
               {"patience", p.patience},
@@ -127,20 +127,21 @@ double wsd_fall(const std::string& type, double progress, double num_cycles) {
   return 1.0 - std::sqrt(progress);
 }
 
-double wsd_multiplier(const SchedulerOptions& o, int64_t step) {
-  const int64_t warmup = o.warmup_steps;
-  const int64_t stable = o.num_stable_steps.value_or(o.total_steps - warmup - o.num_decay_steps);
+double wsd_multiplier(const SchedulerOptions& options, int64_t step) {
+  const int64_t warmup = options.warmup_steps;
+  const int64_t stable =
+      options.num_stable_steps.value_or(options.total_steps - warmup - options.num_decay_steps);
   if (step < warmup) {
-    const double factor = wsd_rise(o.wsd_warmup_type, ratio(step, warmup));
-    return std::max(0.0, factor * (1.0 - o.min_lr_ratio) + o.min_lr_ratio);
+    const double factor = wsd_rise(options.wsd_warmup_type, ratio(step, warmup));
+    return std::max(0.0, factor * (1.0 - options.min_lr_ratio) + options.min_lr_ratio);
   }
   if (step < warmup + stable) return 1.0;
-  if (step < warmup + stable + o.num_decay_steps) {
-    const double factor =
-        wsd_fall(o.decay_type, ratio(step - warmup - stable, o.num_decay_steps), o.num_cycles);
-    return std::max(0.0, factor * (1.0 - o.min_lr_ratio) + o.min_lr_ratio);
+  if (step < warmup + stable + options.num_decay_steps) {
+    const double factor = wsd_fall(options.decay_type, ratio(step - warmup - stable, options.num_decay_steps),
+                                   options.num_cycles);
+    return std::max(0.0, factor * (1.0 - options.min_lr_ratio) + options.min_lr_ratio);
   }
-  return o.min_lr_ratio;
+  return options.min_lr_ratio;
 }
 
 }  // namespace

@@ -73,60 +73,61 @@ void check_names(const Json& kwargs, SchedulerType type) {
                            : " or use the names above (HF's, as transformers' schedule function takes them)");
 }
 
-void read_cosine_with_min_lr(const Kwargs& k, double base_lr, SchedulerOptions& o) {
-  BERTH_CHECK(!(k.has("min_lr") && k.has("min_lr_rate")),
+void read_cosine_with_min_lr(const Kwargs& kwargs, double base_lr, SchedulerOptions& options) {
+  BERTH_CHECK(!(kwargs.has("min_lr") && kwargs.has("min_lr_rate")),
               "lr_scheduler_kwargs for cosine_with_min_lr: set min_lr or min_lr_rate, found both (HF: \"Only "
               "one of min_lr or min_lr_rate should be set\"). Fix: keep one of them");
-  if (k.has("num_cycles")) o.num_cycles = k.number("num_cycles");
-  if (k.has("min_lr_rate")) o.min_lr_rate = k.number("min_lr_rate");
-  if (k.has("min_lr")) o.min_lr_rate = k.number("min_lr") / base_lr;  // HF: min_lr / optimizer lr
+  if (kwargs.has("num_cycles")) options.num_cycles = kwargs.number("num_cycles");
+  if (kwargs.has("min_lr_rate")) options.min_lr_rate = kwargs.number("min_lr_rate");
+  if (kwargs.has("min_lr"))
+    options.min_lr_rate = kwargs.number("min_lr") / base_lr;  // HF: min_lr / optimizer lr
 }
 
-void read_wsd(const Kwargs& k, SchedulerOptions& o) {
-  BERTH_CHECK(k.has("num_decay_steps"),
+void read_wsd(const Kwargs& kwargs, SchedulerOptions& options) {
+  BERTH_CHECK(kwargs.has("num_decay_steps"),
               "lr_scheduler_kwargs for warmup_stable_decay: num_decay_steps is required (HF's "
               "get_wsd_schedule has no default), found it missing. Fix: e.g. --lr_scheduler_kwargs "
               "'{\"num_decay_steps\": 100}'");
-  o.num_decay_steps = k.integer("num_decay_steps");
-  if (k.has("num_stable_steps")) o.num_stable_steps = k.integer("num_stable_steps");
-  if (k.has("warmup_type")) o.wsd_warmup_type = k.string("warmup_type");
-  if (k.has("decay_type")) o.decay_type = k.string("decay_type");
-  if (k.has("min_lr_ratio")) o.min_lr_ratio = k.number("min_lr_ratio");
-  if (k.has("num_cycles")) o.num_cycles = k.number("num_cycles");
+  options.num_decay_steps = kwargs.integer("num_decay_steps");
+  if (kwargs.has("num_stable_steps")) options.num_stable_steps = kwargs.integer("num_stable_steps");
+  if (kwargs.has("warmup_type")) options.wsd_warmup_type = kwargs.string("warmup_type");
+  if (kwargs.has("decay_type")) options.decay_type = kwargs.string("decay_type");
+  if (kwargs.has("min_lr_ratio")) options.min_lr_ratio = kwargs.number("min_lr_ratio");
+  if (kwargs.has("num_cycles")) options.num_cycles = kwargs.number("num_cycles");
 }
 
-void read_plateau(const Kwargs& k, PlateauOptions& p) {
-  if (k.has("mode")) p.mode = k.string("mode");
-  if (k.has("factor")) p.factor = k.number("factor");
-  if (k.has("patience")) p.patience = k.integer("patience");
-  if (k.has("threshold")) p.threshold = k.number("threshold");
-  if (k.has("threshold_mode")) p.threshold_mode = k.string("threshold_mode");
-  if (k.has("cooldown")) p.cooldown = k.integer("cooldown");
-  if (k.has("min_lr")) p.min_lr = k.number("min_lr");
-  if (k.has("eps")) p.eps = k.number("eps");
+void read_plateau(const Kwargs& kwargs, PlateauOptions& p) {
+  if (kwargs.has("mode")) p.mode = kwargs.string("mode");
+  if (kwargs.has("factor")) p.factor = kwargs.number("factor");
+  if (kwargs.has("patience")) p.patience = kwargs.integer("patience");
+  if (kwargs.has("threshold")) p.threshold = kwargs.number("threshold");
+  if (kwargs.has("threshold_mode")) p.threshold_mode = kwargs.string("threshold_mode");
+  if (kwargs.has("cooldown")) p.cooldown = kwargs.integer("cooldown");
+  if (kwargs.has("min_lr")) p.min_lr = kwargs.number("min_lr");
+  if (kwargs.has("eps")) p.eps = kwargs.number("eps");
 }
 
-void read_kwargs(const Kwargs& k, double base_lr, SchedulerOptions& o) {
-  switch (o.type) {
+void read_kwargs(const Kwargs& kwargs, double base_lr, SchedulerOptions& options) {
+  switch (options.type) {
     case SchedulerType::Cosine:
     case SchedulerType::CosineWithRestarts:
-      if (k.has("num_cycles")) o.num_cycles = k.number("num_cycles");
+      if (kwargs.has("num_cycles")) options.num_cycles = kwargs.number("num_cycles");
       break;
     case SchedulerType::Polynomial:
-      if (k.has("lr_end")) o.lr_end = k.number("lr_end");
-      if (k.has("power")) o.power = k.number("power");
+      if (kwargs.has("lr_end")) options.lr_end = kwargs.number("lr_end");
+      if (kwargs.has("power")) options.power = kwargs.number("power");
       break;
     case SchedulerType::InverseSqrt:
-      if (k.has("timescale")) o.timescale = k.integer("timescale");
+      if (kwargs.has("timescale")) options.timescale = kwargs.integer("timescale");
       break;
     case SchedulerType::CosineWithMinLr:
-      read_cosine_with_min_lr(k, base_lr, o);
+      read_cosine_with_min_lr(kwargs, base_lr, options);
       break;
     case SchedulerType::WarmupStableDecay:
-      read_wsd(k, o);
+      read_wsd(kwargs, options);
       break;
     case SchedulerType::ReduceLROnPlateau:
-      read_plateau(k, o.plateau);
+      read_plateau(kwargs, options.plateau);
       break;
     default:
       break;

@@ -61,7 +61,6 @@ class DecoderTaskModel : public torch::nn::Module, public TaskModel {
 
   const PretrainedConfig& config() const { return config_; }
   ModelTask task() const { return task_; }
-  const std::string& architecture() const { return layout_.architecture; }
 
   torch::nn::Linear lm_head{nullptr};  // CausalLM without tied embeddings
   torch::nn::Linear score{nullptr};    // SequenceClassification
