@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "berth/core/atomic_file.h"
 #include "berth/core/output_path.h"
 #include "berth/data/text_inputs.h"
 #include "berth/model/auto_model.h"
@@ -14,6 +13,7 @@
 #include "berth/train/encode_options.h"
 #include "berth/train/question_answering_run.h"
 #include "berth/train/word_tagging.h"
+#include "train/prediction_output.h"
 
 namespace berth::train {
 namespace {
@@ -57,13 +57,7 @@ size_t predict_texts(const PredictJobOptions& options, std::ostream& out, std::o
   auto write = [&](std::ostream& to) {
     for (const Prediction& p : predictions) to << prediction_json(p).dump() << "\n";
   };
-  if (options.output.empty()) {
-    write(out);
-    out.flush();
-  } else {
-    write_file_atomically(options.output, write);
-    log << "predict: " << predictions.size() << " predictions -> " << options.output << "\n";
-  }
+  write_prediction_lines(options.output, out, log, predictions.size(), "predictions", write);
   return predictions.size();
 }
 

@@ -12,6 +12,7 @@
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
 #include "berth/train/trainer.h"
+#include "train/prediction_output.h"
 
 namespace berth::train {
 namespace {
@@ -83,13 +84,7 @@ size_t run_question_answering_predict(const QuestionAnsweringRun& run, std::ostr
   auto write = [&](std::ostream& to) {
     for (const auto& answer : answers) to << answer_json(answer).dump() << "\n";
   };
-  if (run.output.empty()) {
-    write(out);
-    out.flush();
-  } else {
-    write_file_atomically(run.output, write);
-    log << "predict: " << answers.size() << " answers -> " << run.output << "\n";
-  }
+  write_prediction_lines(run.output, out, log, answers.size(), "answers", write);
   return answers.size();
 }
 

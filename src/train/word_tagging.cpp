@@ -3,19 +3,19 @@
 
 #include <torch/torch.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 
-#include "berth/core/atomic_file.h"
 #include "berth/core/error.h"
+#include "berth/core/input_file.h"
 #include "berth/device/device.h"
 #include "berth/model/auto_model.h"
 #include "berth/placement/place.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/encode_options.h"
+#include "train/prediction_output.h"
 
 namespace berth::train {
 namespace {
@@ -176,8 +176,7 @@ nlohmann::json parse_row_json(const std::string& text, const std::string& where)
 size_t tag_words(const std::string& model_dir, const std::string& input, const std::string& output,
                  const std::string& device_name, size_t max_length, std::ostream& out, std::ostream& log) {
   WordTagger tagger = load_word_tagger(model_dir, device_name, max_length);
-  std::ifstream in(input);
-  BERTH_CHECK(in.good(), "predict: cannot open ", input, ". Fix: check the path");
+  std::istringstream in(read_input_file(input, "--input"));
   std::ostringstream lines;
   size_t number = 0, rows = 0;
   torch::NoGradGuard no_grad;
@@ -190,12 +189,7 @@ size_t tag_words(const std::string& model_dir, const std::string& input, const s
     lines << nlohmann::json{{"words", words}, {"entities", group_entities(words, row)}}.dump() << "\n";
     ++rows;
   }
-  if (output.empty()) {
-    out << lines.str() << std::flush;
-  } else {
-    write_file_atomically(output, lines.str());
-    log << "predict: " << rows << " rows -> " << output << "\n";
-  }
+  write_prediction_lines(output, out, log, rows, "rows", [&](std::ostream& to) { to << lines.str(); });
   return rows;
 }
 
