@@ -3,6 +3,7 @@
 #include "tokenizer_json.h"
 
 #include "berth/core/error.h"
+#include "serde_float.h"
 
 namespace berth::tokenizer {
 namespace {
@@ -21,8 +22,8 @@ class Reader : public nlohmann::json_sax<json> {
     return v > static_cast<number_unsigned_t>(INT64_MAX) ? value(v)
                                                          : number(static_cast<int64_t>(v), double(v));
   }
-  bool number_float(number_float_t v, const string_t&) override {
-    if (mode_ == Mode::Scores && depth_ == 2) return scored_ = v, true;
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (mode_ == Mode::Scores && depth_ == 2) return scored_ = serde_json_float(text), true;
     return mode_ == Mode::Dom && value(v);
   }
   bool binary(binary_t&) override { return false; }

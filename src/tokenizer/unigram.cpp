@@ -9,6 +9,7 @@
 #include "json_fields.h"
 #include "piece_cache.h"
 #include "pipeline_json.h"
+#include "serde_float.h"
 #include "vocab_trie.h"
 
 namespace berth::tokenizer {
@@ -190,7 +191,10 @@ std::vector<std::pair<std::string, double>> parse_scored_pieces(const JsonFields
                 fields.at("vocab"), "[", i, "]: expected [\"piece\", score], found ",
                 entry.dump().substr(0, 80),
                 ". Fix: repair the tokenizer.json (HF tokenizers writes it with Tokenizer.save)");
-    vocab.emplace_back(entry[0].get<std::string>(), entry[1].get<double>());
+    // As HF reads it (serde_float.h); an integer score is exact either way.
+    const double score = entry[1].get<double>();
+    vocab.emplace_back(entry[0].get<std::string>(),
+                       entry[1].is_number_float() ? serde_json_float(score) : score);
   }
   return vocab;
 }

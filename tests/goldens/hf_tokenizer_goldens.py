@@ -194,8 +194,10 @@ mail = emails()
 for name, make in families.items():
     directory = os.path.join(out_dir, name)
     os.makedirs(directory, exist_ok=True)
-    tokenizer = make()
-    tokenizer.save(os.path.join(directory, "tokenizer.json"))
+    make().save(os.path.join(directory, "tokenizer.json"))
+    # The tokenizer as a user loads it: HF reads tokenizer.json with serde_json, whose float parsing can put a
+    # Unigram score one ulp off the in-memory value a pipeline was built with, and those bits decide ties.
+    tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
     lines = []
     for truncation in truncations:
         if truncation:

@@ -41,10 +41,13 @@ def case_texts():
 
 
 # Pieces that reach the model's corners: unknown runs (fused), the unk piece's own text next to unknown code
-# points, a byte token's text, an empty-looking piece, long repeats.
+# points, a byte token's text, an empty-looking piece, long repeats, near-ties.
 EDGE_PIECES = ["\u2581", "\u2581\u2581", "<unk>", "\u2581<unk>", "\u4e2d<unk>\u6587", "x<unk>", "<0x41>",
                "\u2581<0x41><0xE4>", "\u4e2d\u6587\u5b57", "a\u4e2db\u6587c", "\U0001F600\U0001F600",
-               "\u2581" + "a" * 300, "\u0301\u0301", "\u2581\u00e9\u00e8\u00ea", "<s></s>", "\u2581\uFFFD"]
+               "\u2581" + "a" * 300, "\u0301\u0301", "\u2581\u00e9\u00e8\u00ea", "<s></s>", "\u2581\uFFFD",
+               # Ties in exact arithmetic between the same pieces in another order, decided by the last bit
+               # of scores as serde_json reads them (SpamAssassin emails 53 and 66 under XLM-R's vocabulary).
+               "\u2581wanted" + "." * 36, "QAAAAEAAAAAAAAAAgFHA", "AAAAAAAAAAEAAAAAAAAAA"]
 
 
 def unigram_pieces():
@@ -52,8 +55,9 @@ def unigram_pieces():
     texts = [text for _, text in case_texts()] + [text for _, text in emails[::12]]
     for family, make in (("xlmr-unigram", unigram_pipelines.xlmr_unigram),
                          ("unigram-byte-fallback", unigram_pipelines.unigram_byte_fallback)):
-        tokenizer = make(modules)
-        tokenizer.save(os.path.join(out_dir, family + ".json"))
+        make(modules).save(os.path.join(out_dir, family + ".json"))
+        # As a user loads it: through serde_json's float parsing (see hf_tokenizer_goldens.py).
+        tokenizer = Tokenizer.from_file(os.path.join(out_dir, family + ".json"))
         pieces = set(EDGE_PIECES)
         for text in texts:
             normalized = tokenizer.normalizer.normalize_str(text)
