@@ -56,16 +56,18 @@ namespace {
 
 std::shared_ptr<TaskModel> build_bert(const PretrainedConfig& config, ModelTask task,
                                       const TaskModelInit& init) {
-  // BERT's own reader checks the config (its errors name the file's lines).
-  const BertConfig bert = bert_config(config);
   if (task == ModelTask::SequenceClassification)
-    return BertForSequenceClassification(bert, BertInitOptions{init.random, init.seed}).ptr();
-  // berth's masked-LM head always reads the word embeddings: an untied checkpoint would lose its own decoder.
-  BERTH_CHECK(
-      task != ModelTask::MaskedLM || config.get_bool("tie_word_embeddings", true),
-      config.where("tie_word_embeddings"),
-      " is false: BertForMaskedLM with its own output layer, which berth does not implement (it ties "
-      "the output layer to the word embeddings, HF's default). Fix: a checkpoint with tied embeddings");
+    return BertForSequenceClassification(bert_config(config), BertInitOptions{init.random, init.seed}).ptr();
+  if (task == ModelTask::MaskedLM) {
+    // berth's masked-LM head always reads the word embeddings: an untied checkpoint would lose its own
+    // decoder.
+    BERTH_CHECK(
+        config.get_bool("tie_word_embeddings", true), config.where("tie_word_embeddings"),
+        " is false: BertForMaskedLM with its own output layer, which berth does not implement (it ties "
+        "the output layer to the word embeddings, HF's default). Fix: a checkpoint with tied embeddings");
+    bert_config(
+        config);  // BERT's own reader checks a masked LM's config, as it always has (errors name lines)
+  }
   return std::make_shared<BertTokenTaskModel>(config, task, bert_checkpoint_layout(config, task), init);
 }
 
