@@ -8,6 +8,7 @@
 #include "berth/model/auto_model.h"
 #include "berth/model/meta_task_model.h"
 #include "berth/model/model_presets.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/train/memory_estimate.h"
 #include "command.h"
 
@@ -44,9 +45,7 @@ std::pair<std::shared_ptr<TaskModel>, std::string> estimated_model(const Estimat
   const bool preset = options.model_dir.empty();
   PretrainedConfig config = preset ? model_preset(options.preset, options.vocab_size)
                                    : PretrainedConfig::load(options.model_dir + "/config.json");
-  const ModelTask task = !options.task.empty() ? parse_task(options.task)
-                         : preset              ? ModelTask::SequenceClassification
-                                               : default_task(config);
+  const ModelTask task = tasks::resolve_task(options.task, preset ? nullptr : &config);
   if (preset || labels_given) {
     BERTH_CHECK(options.num_labels >= 1, "--num-labels must be >= 1, found ", options.num_labels,
                 ". Fix: e.g. --num-labels 2");

@@ -2,7 +2,6 @@
 // a model and its tokenizer allow.
 #include "berth/train/encode_options.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "berth/core/error.h"
@@ -23,11 +22,6 @@ std::optional<data::EncodeTextOptions> trained_encode_options(const std::string&
   const TrainingArguments args = TrainingArguments::load(path);
   if (!args.max_length) return std::nullopt;
   return encode_options(args);
-}
-
-int64_t model_input_limit(int64_t max_positions, std::optional<size_t> model_max_length) {
-  if (!model_max_length) return max_positions;
-  return std::min(max_positions, static_cast<int64_t>(*model_max_length));
 }
 
 void resolve_max_length(TrainingArguments& args, int64_t max_positions,

@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "berth/core/error.h"
-#include "berth/model/problem_type.h"
+#include "berth/tasks/task_recipe.h"
 
 namespace berth::train {
 
@@ -32,13 +32,7 @@ at::Tensor label_smoothed_loss(const at::Tensor& logits_in, const at::Tensor& la
 }
 
 LabelSmoothing label_smoothing_for(const TaskModelInfo& info) {
-  if (info.task == ModelTask::QuestionAnswering) return LabelSmoothing::NotPredicted;
-  if (info.task != ModelTask::SequenceClassification) return LabelSmoothing::Applies;
-  if (info.problem_type == kMultiLabelClassification) return LabelSmoothing::Disabled;
-  BERTH_CHECK(info.problem_type != kRegression, "label_smoothing_factor: ", info.architecture,
-              " is a regression model (problem_type regression): its one float label has no classes to "
-              "smooth over. Fix: leave --label_smoothing_factor at 0 for regression");
-  return LabelSmoothing::Applies;
+  return tasks::task_recipe(info.task).label_smoothing(info);
 }
 
 }  // namespace berth::train

@@ -12,8 +12,8 @@
 #include "berth/data/distributed_sampler.h"
 #include "berth/dist/gather_rows.h"
 #include "berth/placement/place.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/train/callbacks.h"
-#include "berth/train/metrics.h"
 #include "berth/train/mixed_precision.h"
 #include "train/trainer_internal.h"
 
@@ -49,18 +49,14 @@ data::DataLoaderOptions Trainer::eval_loader_options() const {
 }
 
 void Trainer::set_task_labels(data::DataLoaderOptions& options) const {
-  const ModelTask task = model_->info().task;
-  if (task == ModelTask::CausalLM) options.labels = data::BatchLabels::InputIds;
-  if (task == ModelTask::TokenClassification) options.labels = data::BatchLabels::TokenLabels;
-  if (task == ModelTask::QuestionAnswering) options.labels = data::BatchLabels::AnswerSpans;
-  if (task != ModelTask::MaskedLM) return;
+  options.labels = tasks::task_recipe(model_->info().task).traits().batch_labels;
+  if (options.labels != data::BatchLabels::MaskedTokens) return;
   BERTH_CHECK(
       tokenizer_ && tokenizer_->special_tokens.mask,
       "Trainer: a masked LM masks tokens with its tokenizer's mask token, and ",
       tokenizer_ ? "this tokenizer has none (tokenizer_config.json's mask_token)" : "no tokenizer was given",
       ". Fix: pass the tokenizer (TrainerOptions::tokenizer) of a vocabulary with a mask token ([MASK] or "
       "<mask>)");
-  options.labels = data::BatchLabels::MaskedTokens;
   options.mlm = masking_;
   options.mlm.mask_token_id = tokenizer_->token_id(*tokenizer_->special_tokens.mask);
   options.mlm.vocab_size = static_cast<int64_t>(tokenizer_->vocab_size());
@@ -95,10 +91,15 @@ at::Tensor gather_logits(dist::Communicator& comm, const std::vector<size_t>& my
 
 PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const std::string& prefix) {
   check_device_holds_data("Trainer::predict");
-  const ModelTask task = model_->info().task;
-  if (task == ModelTask::CausalLM || task == ModelTask::MaskedLM)
-    return predict_language_model(dataset, prefix);
-  if (task == ModelTask::TokenClassification) return predict_tokens(dataset, prefix);
+  switch (tasks::task_recipe(model_->info().task).traits().evaluation) {
+    case tasks::Evaluation::Loss:
+      return predict_language_model(dataset, prefix);
+    case tasks::Evaluation::TokenLogits:
+      return predict_tokens(dataset, prefix);
+    case tasks::Evaluation::RowLogits:
+    case tasks::Evaluation::SpanLogits:
+      break;
+  }
   return predict_classes(dataset, prefix);
 }
 
@@ -168,8 +169,8 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
   const auto num_labels = static_cast<int64_t>(info.labels.size());
   output.logits = gather_logits(comm(), my_rows, logits, dataset, num_labels);
   // Question answering's (N, T, 2) start/end logits have no classes: its metrics come from compute_metrics.
-  const std::string problem =
-      info.task == ModelTask::QuestionAnswering ? std::string("question_answering") : info.problem_type;
+  const bool spans = tasks::task_recipe(info.task).traits().evaluation == tasks::Evaluation::SpanLogits;
+  const std::string problem = spans ? std::string("question_answering") : info.problem_type;
   if (problem == kSingleLabelClassification) {
     output.probabilities = output.logits.softmax(-1);
     output.predictions = output.logits.argmax(-1);
@@ -181,14 +182,9 @@ PredictionOutput Trainer::predict_classes(const data::TokenizedDataset& dataset,
     // The loss over the whole dataset from the gathered logits: the same number on every rank.
     output.metrics[prefix + "_loss"] =
         dataset.size() > 0 ? task_loss(output.logits, output.label_ids, {}).item<double>() : 0.0;
-    if (problem == kSingleLabelClassification) {
-      for (const auto& [name, value] :
-           classification_metrics(output.logits, output.label_ids, &output.confusion))
-        output.metrics[prefix + "_" + name] = value;
-    } else if (problem == kRegression) {
-      for (const auto& [name, value] : regression_metrics(output.logits, output.label_ids))
-        output.metrics[prefix + "_" + name] = value;
-    }
+    for (const auto& [name, value] : tasks::task_recipe(info.task).metrics(
+             {output.logits, output.label_ids, &dataset}, info, &output.confusion))
+      output.metrics[prefix + "_" + name] = value;
     if (compute_metrics_) {
       for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids, &dataset}))
         output.metrics[prefix + "_" + name] = value;

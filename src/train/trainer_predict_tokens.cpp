@@ -1,12 +1,13 @@
 // Trainer::predict for token classification: (N, T, C) logits gathered across batches and ranks, padded with
-// -100 to one length as HF's nested_concat(padding_index=-100) pads them, and run_ner.py's seqeval metrics.
+// -100 to one length as HF's nested_concat(padding_index=-100) pads them, and the task's metrics
+// (run_ner.py's seqeval scores).
 #include <torch/torch.h>
 
 #include "berth/data/data_loader.h"
 #include "berth/data/word_tag_dataset.h"
 #include "berth/placement/place.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/train/mixed_precision.h"
-#include "berth/train/seqeval_metrics.h"
 #include "berth/train/trainer.h"
 #include "train/trainer_internal.h"
 
@@ -53,8 +54,8 @@ PredictionOutput Trainer::predict_tokens(const data::TokenizedDataset& dataset, 
     output.label_ids = data::collate_token_labels(dataset.labels(), all, length);  // (N, length), -100 padded
     output.metrics[prefix + "_loss"] =
         rows > 0 ? task_loss(output.logits, output.label_ids, {}).item<double>() : 0.0;
-    for (const auto& [name, value] :
-         token_classification_metrics(output.logits, output.label_ids, info.labels))
+    for (const auto& [name, value] : tasks::task_recipe(info.task).metrics(
+             {output.logits, output.label_ids, &dataset}, info, &output.confusion))
       output.metrics[prefix + "_" + name] = value;
     if (compute_metrics_)
       for (const auto& [name, value] : compute_metrics_({output.logits, output.label_ids, &dataset}))

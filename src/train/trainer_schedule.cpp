@@ -7,6 +7,7 @@
 
 #include "berth/core/error.h"
 #include "berth/optim/lr_scheduler.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/train/label_smoother.h"
 #include "berth/train/progress_reporter.h"
 #include "berth/train/trainer.h"
@@ -66,7 +67,7 @@ at::Tensor Trainer::task_loss(const at::Tensor& logits, const at::Tensor& labels
     const TaskModelInfo info = model_->info();
     if (label_smoothing_for(info) == LabelSmoothing::Applies)
       return label_smoothed_loss(logits, labels.to(logits.device()), args_.label_smoothing_factor,
-                                 info.task == ModelTask::CausalLM);
+                                 tasks::task_recipe(info.task).traits().shifts_labels);
   }
   if (model_loss.defined()) return model_loss;
   return model_->loss(logits, labels);

@@ -15,13 +15,13 @@
 #include "berth/device/device.h"
 #include "berth/dist/communicator.h"
 #include "berth/model/auto_model.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/tokenizer/tokenizer_files.h"
 #include "berth/train/callbacks.h"
 #include "berth/train/checkpoint_dir.h"
 #include "berth/train/deepspeed_config.h"
 #include "berth/train/encode_options.h"
 #include "berth/train/metrics_text.h"
-#include "berth/train/question_answering_job.h"
 #include "berth/train/run_plan.h"
 #include "berth/train/trainer.h"
 #include "train/training_job_data.h"
@@ -151,10 +151,8 @@ PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostrea
   resolve_max_length(args, max_positions(checkpoint ? *checkpoint : job_model_shape(options)),
                      tokenizer.model_max_length);
   const ModelTask task = job_task(options, checkpoint);
-  JobData loaded = load_job_data(options, tokenizer, checkpoint, task);
-  EncodedData data =
-      std::move(loaded.data);  // question answering and token classification encode as they load
-  const std::vector<std::shared_ptr<const QuestionAnsweringSplit>>& answer_splits = loaded.answer_splits;
+  // Question answering and token classification encode as they load.
+  EncodedData data = load_job_data(options, tokenizer, checkpoint, task);
   const data::LoadedDatasets& text = data.text;
   out << "data: " << text.description << "\n";
   std::optional<PretrainedConfig> preset;
@@ -163,10 +161,8 @@ PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostrea
 
   TrainerOptions trainer_options;
   trainer_options.model_init = make_model_init(options, preset, task, text, plan->device());
-  trainer_options.compute_metrics = options.compute_metrics;
-  if (task == ModelTask::QuestionAnswering)
-    trainer_options.compute_metrics =
-        question_answering_compute_metrics(answer_splits, options.question_answering.postprocess);
+  // The task's own metrics (question answering's SQuAD scores) over the user's.
+  trainer_options.compute_metrics = data.compute_metrics ? data.compute_metrics : options.compute_metrics;
   if (!data.train) data = encode_data(std::move(data.text), tokenizer, encode_options(args), out);
   if (options.block_size > 0) pack_data(data, task, options.block_size, out);
   trainer_options.train_dataset = data.train;
@@ -195,22 +191,9 @@ PreparedTrainingJob prepare_training_job(TrainingJobOptions options, std::ostrea
 
 std::shared_ptr<data::TokenizedDataset> encode_job_file(const PreparedTrainingJob& job,
                                                         const std::string& path) {
-  const ModelTask task = job.trainer->model()->info().task;
-  BERTH_CHECK(
-      task == ModelTask::SequenceClassification || task == ModelTask::CausalLM || task == ModelTask::MaskedLM,
-      "a dataset given after the Trainer was built is read for sequence classification and language "
-      "models; the task is ",
-      task_name(task), ". Fix: pass it as the Trainer's eval_dataset (or test data) instead");
-  data::DatasetSource source = job.options.data;
-  source.data.clear();
-  source.train.clear();
-  source.eval.clear();
-  source.test = path;
-  source.labeled = task == ModelTask::SequenceClassification && job.text.label_map.size() > 0;
-  const data::LoadedDatasets loaded = data::load_datasets(
-      source, source.labeled ? std::optional<data::LabelMap>(job.text.label_map) : std::nullopt);
-  return std::make_shared<data::TokenizedDataset>(
-      data::encode_text_dataset(*loaded.test, *job.tokenizer, encode_options(job.options.args)));
+  const tasks::TaskRecipe& recipe = tasks::task_recipe(job.trainer->model()->info().task);
+  return recipe.load_file(
+      {path, job.options.data, *job.tokenizer, encode_options(job.options.args), job.text.label_map});
 }
 
 void finish_training_job(PreparedTrainingJob& job) {

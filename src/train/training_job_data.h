@@ -1,5 +1,5 @@
-// The training job's data: each task's loading and encoding, and --block-size packing (training_job.cpp's
-// data half).
+// The training job's data: each task's loading (its recipe's) and encoding, and --block-size packing
+// (training_job.cpp's data half).
 #pragma once
 
 #include <cstddef>
@@ -12,28 +12,19 @@
 #include "berth/data/encode_text_dataset.h"
 #include "berth/model/model_task.h"
 #include "berth/model/pretrained_config.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/tokenizer/tokenizer.h"
-#include "berth/train/question_answering_job.h"
 #include "berth/train/training_job.h"
 
 namespace berth::train {
 
-// The text as loaded (labels, description) and each split tokenized.
-struct EncodedData {
-  data::LoadedDatasets text;
-  std::shared_ptr<data::TokenizedDataset> train, eval, test;
-};
+// The text as loaded (labels, description), each split tokenized, and the task's own metrics.
+using EncodedData = tasks::TaskData;
 
-// What a job reads for `task`: the labeled text of a sequence classifier (the training data's labels, or a
-// checkpoint's named classes when the labels are their integer ids), a language model's text, or a token
-// classifier's and a question answerer's splits already encoded (answer_splits: the evaluated QA splits,
-// for the metrics' postprocessing).
-struct JobData {
-  EncodedData data;
-  std::vector<std::shared_ptr<const QuestionAnsweringSplit>> answer_splits;
-};
-JobData load_job_data(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
-                      const std::optional<PretrainedConfig>& checkpoint, ModelTask task);
+// What a job reads for `task` (its recipe's load_training_data): the labeled text of a sequence classifier,
+// a language model's text, or a token classifier's and a question answerer's splits already encoded.
+EncodedData load_job_data(const TrainingJobOptions& options, const tokenizer::Tokenizer& tokenizer,
+                          const std::optional<PretrainedConfig>& checkpoint, ModelTask task);
 
 // Each split of `text` tokenized, the time it took printed to `out`.
 EncodedData encode_data(data::LoadedDatasets text, const tokenizer::Tokenizer& tokenizer,

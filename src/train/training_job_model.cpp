@@ -15,6 +15,7 @@
 #include "berth/model/auto_model.h"
 #include "berth/model/model_presets.h"
 #include "berth/placement/place.h"
+#include "berth/tasks/task_recipe.h"
 #include "berth/train/deepspeed_config.h"
 #include "berth/train/tensorboard_log.h"
 
@@ -94,28 +95,25 @@ PretrainedConfig preset_config(const TrainingJobOptions& options, const tokenize
   PretrainedConfig config =
       apply_config_overrides(model_preset(options.model_preset, static_cast<int64_t>(tokenizer.vocab_size())),
                              options.config_overrides);
-  if (task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification)
-    config.set_labels(data.label_map.labels());
-  if (task == ModelTask::SequenceClassification) config.problem_type = data::to_string(data.problem_type);
+  if (const auto head = tasks::task_recipe(task).head_labels(data)) {
+    config.set_labels(head->labels);
+    if (head->problem_type) config.problem_type = *head->problem_type;
+  }
   config.set_int("pad_token_id", tokenizer.pad_token_id());
   return config;
 }
 
 ModelTask job_task(const TrainingJobOptions& options, const std::optional<PretrainedConfig>& checkpoint) {
-  const ModelTask task = !options.task.empty() ? parse_task(options.task)
-                         : checkpoint          ? default_task(*checkpoint)
-                                               : ModelTask::SequenceClassification;
-  return task;
+  return tasks::resolve_task(options.task, checkpoint ? &*checkpoint : nullptr);
 }
 
 ModelInit make_model_init(const TrainingJobOptions& options, const std::optional<PretrainedConfig>& preset,
                           ModelTask task, const data::LoadedDatasets& data, c10::Device device) {
   const std::string model_dir = options.model;
   PretrainedOptions pretrained;
-  if (task == ModelTask::SequenceClassification || task == ModelTask::TokenClassification) {
-    pretrained.labels = data.label_map.labels();
-    if (task == ModelTask::SequenceClassification)
-      pretrained.problem_type = data::to_string(data.problem_type);
+  if (const auto head = tasks::task_recipe(task).head_labels(data)) {
+    pretrained.labels = head->labels;
+    pretrained.problem_type = head->problem_type;
     // A new head for these labels, as HF's num_labels= does; the body must still fit the weights.
     pretrained.ignore_mismatched_sizes = true;
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "berth/data/encode_text_dataset.h"
+#include "berth/tasks/input_limit.h"
 #include "berth/train/training_arguments.h"
 
 namespace berth::train {
@@ -18,10 +19,7 @@ data::EncodeTextOptions encode_options(const TrainingArguments& args);
 // an error naming it.
 std::optional<data::EncodeTextOptions> trained_encode_options(const std::string& model_dir);
 
-// The longest input a model and its tokenizer take: `max_positions` (the model's position limit, RoBERTa's
-// padding offset already taken off), capped by the tokenizer's model_max_length when it has one (HF's 1e30
-// "no limit" is read as none).
-int64_t model_input_limit(int64_t max_positions, std::optional<size_t> model_max_length);
+using tasks::model_input_limit;  // berth/tasks/input_limit.h
 
 // args.max_length when given, which must fit `max_positions` (else berth::Error with the fix); unset, it
 // becomes model_input_limit(max_positions, model_max_length), as HF's scripts cap their lengths to the

@@ -9,26 +9,11 @@
 #include <map>
 #include <string>
 
-#include "berth/data/dataset_source.h"
-#include "berth/data/mask_tokens.h"
-#include "berth/train/question_answering_job.h"
+#include "berth/tasks/run_options.h"
 
 namespace berth::train {
 
-struct EvalJobOptions {
-  std::string model;                // the trained model directory (berth train's output)
-  data::DatasetSource data;         // --data spamassassin, or --eval / --test files and their columns
-  std::string split = "test";       // test, validation (eval) or train: which of the sources is evaluated
-  size_t batch_size = 32;           // examples per forward pass
-  size_t max_length = 0;            // 0: the length the model was trained at, else the model's limit
-  std::string device = "auto";      // auto, cpu, cuda or cuda:N
-  bool bf16 = false;                // forward under bf16 autocast (AMX / AVX512_BF16 matmuls on the CPU)
-  std::string output;               // also write the metrics as JSON here (empty: not written)
-  std::string task;                 // empty: the checkpoint's architectures
-  data::MaskTokensOptions masking;  // masked-lm: which tokens are masked
-  int64_t seed = 42;                // masked-lm: the masks' seed (TrainingArguments' seed)
-  QuestionAnsweringOptions question_answering;  // question-answering: columns, windows, answers
-};
+using tasks::EvalJobOptions;  // berth/tasks/run_options.h
 
 // Evaluates options.model on the chosen split; prints the metrics (and a classifier's confusion matrix) to
 // `out`, writes them to options.output as JSON when set, and returns them ("eval_loss", "eval_accuracy",

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "berth/model/task_model.h"
+#include "berth/tasks/task_traits.h"
 
 namespace berth::train {
 
@@ -16,12 +17,8 @@ namespace berth::train {
 at::Tensor label_smoothed_loss(const at::Tensor& logits, const at::Tensor& labels, double epsilon,
                                bool shift_labels);
 
-// How HF's Trainer treats label_smoothing_factor for a model of this kind.
-enum class LabelSmoothing {
-  Applies,       // classification, token classification, masked and causal LMs
-  Disabled,      // multi-label classification: HF warns and trains without it
-  NotPredicted,  // question answering: its batches carry start/end positions, not "labels"
-};
+// How HF's Trainer treats label_smoothing_factor for a model of this kind: its task recipe's answer.
+using tasks::LabelSmoothing;  // berth/tasks/task_traits.h
 // Throws berth::Error for regression (one float label, nothing to smooth; HF's LabelSmoother fails there).
 LabelSmoothing label_smoothing_for(const TaskModelInfo& info);
 

@@ -8,19 +8,11 @@
 #include <iosfwd>
 #include <string>
 
-#include "berth/model/predictor.h"
-#include "berth/train/question_answering_job.h"
+#include "berth/tasks/run_options.h"
 
 namespace berth::train {
 
-struct PredictJobOptions {
-  std::string model;           // the model directory: config.json, model.safetensors, the tokenizer
-  std::string input;           // JSONL: {"text", "text_pair"?}, {"question", "context"} or {"tokens"}
-  std::string output;          // the JSONL written (atomically); empty: the `out` stream
-  PredictorOptions predictor;  // device, batch size, max length, generation (causal LMs)
-  std::string task;            // a ModelTask name; empty: the checkpoint's architectures
-  QuestionAnsweringOptions question_answering;  // question-answering: columns, windows, answers
-};
+using tasks::PredictJobOptions;  // berth/tasks/run_options.h
 
 // Writes one JSON line per input to options.output, else to `out`; `log` gets the model's load warnings
 // ("warning: ...") and, with an output file, "predict: N predictions|answers|rows -> FILE". Returns the

@@ -6,6 +6,7 @@
 #include "berth/dist/gradient_sync.h"
 #include "berth/model/task_model.h"
 #include "berth/placement/batch_check.h"
+#include "berth/tasks/prediction_output.h"
 #include "berth/tokenizer/tokenizer.h"
 #include "berth/train/callbacks.h"
 #include "berth/train/hyperparameter_search.h"
@@ -47,25 +48,9 @@ struct Trial {
 // A TORCH_MODULE holder gives its pointer: `return BertForSequenceClassification(config).ptr();`.
 using ModelInit = std::function<std::shared_ptr<TaskModel>(const Trial* trial)>;
 
-// What evaluate() hands compute_metrics: everything on the CPU, in dataset order.
-struct EvalPrediction {
-  at::Tensor logits;     // (N, num_labels) float; question answering: (N, T, 2) start/end logits
-  at::Tensor label_ids;  // (N,) int64, (N, L) float or (N, 2) int64 positions; undefined for unlabelled data
-  // The rows evaluated, so that a metric over more than the logits (question answering's answer texts) can
-  // find what they came from.
-  const data::TokenizedDataset* dataset = nullptr;
-};
-// Extra metrics by name (without prefix); the Trainer adds "eval_" (or the split's prefix).
-using ComputeMetrics = std::function<std::map<std::string, double>(const EvalPrediction&)>;
-
-struct PredictionOutput {
-  at::Tensor logits;         // (N, num_labels) float, CPU, dataset order; question answering (N, T, 2)
-  at::Tensor probabilities;  // softmax (single-label), sigmoid (multi-label), undefined for regression
-  at::Tensor predictions;    // (N,) argmax class ids (single-label); undefined otherwise
-  at::Tensor label_ids;      // the dataset's labels, when it has them
-  std::map<std::string, double> metrics;        // prefixed ("test_accuracy"), when labelled
-  std::vector<std::vector<int64_t>> confusion;  // [true][predicted], single-label only
-};
+using tasks::ComputeMetrics;
+using tasks::EvalPrediction;
+using tasks::PredictionOutput;
 
 struct TrainOutput {
   int64_t global_step = 0;

@@ -1,14 +1,14 @@
 // Question answering's data, answers and metrics for the Trainer, berth eval and berth predict.
-#include "berth/train/question_answering_job.h"
+#include "berth/tasks/question_answering_split.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
 
 #include "berth/core/error.h"
-#include "berth/train/squad_metrics.h"
+#include "berth/tasks/squad_metrics.h"
 
-namespace berth::train {
+namespace berth::tasks {
 
 std::shared_ptr<QuestionAnsweringSplit> load_question_answering_split(const std::string& path,
                                                                       const tokenizer::Tokenizer& tokenizer,
@@ -61,4 +61,4 @@ ComputeMetrics question_answering_compute_metrics(
   };
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

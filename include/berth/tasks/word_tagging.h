@@ -6,7 +6,7 @@
 #include <iosfwd>
 #include <string>
 
-namespace berth::train {
+namespace berth::tasks {
 
 // Reads `input` (JSONL: {"text": "..."} split at whitespace, or {"tokens": [...]} already split) and writes
 // one JSON line per row to `output` (atomically, with "predict: N rows -> FILE" to `log`), else to `out`:
@@ -17,4 +17,4 @@ namespace berth::train {
 size_t tag_words(const std::string& model_dir, const std::string& input, const std::string& output,
                  const std::string& device, size_t max_length, std::ostream& out, std::ostream& log);
 
-}  // namespace berth::train
+}  // namespace berth::tasks

@@ -1,5 +1,5 @@
 // tag_words: per-word labels of a token classifier, entities grouped as HF's pipeline groups them.
-#include "berth/train/word_tagging.h"
+#include "berth/tasks/word_tagging.h"
 
 #include <torch/torch.h>
 
@@ -13,11 +13,11 @@
 #include "berth/device/device.h"
 #include "berth/model/auto_model.h"
 #include "berth/placement/place.h"
+#include "berth/tasks/input_limit.h"
 #include "berth/tokenizer/tokenizer_files.h"
-#include "berth/train/encode_options.h"
-#include "train/prediction_output.h"
+#include "tasks/prediction_lines.h"
 
-namespace berth::train {
+namespace berth::tasks {
 namespace {
 
 struct WordRow {
@@ -193,4 +193,4 @@ size_t tag_words(const std::string& model_dir, const std::string& input, const s
   return rows;
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

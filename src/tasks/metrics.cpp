@@ -1,5 +1,5 @@
 // Evaluation metrics: accuracy, precision, recall, F1 (binary and macro) from a confusion matrix; MSE, MAE.
-#include "berth/train/metrics.h"
+#include "berth/tasks/metrics.h"
 
 #include <torch/torch.h>
 
@@ -7,7 +7,7 @@
 
 #include "berth/core/error.h"
 
-namespace berth::train {
+namespace berth::tasks {
 namespace {
 
 double ratio(int64_t numerator, int64_t denominator) {
@@ -98,4 +98,4 @@ std::map<std::string, double> regression_metrics(const at::Tensor& predictions, 
   return {{"mse", mse}, {"mae", diff.abs().mean().item<double>()}, {"rmse", std::sqrt(mse)}};
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

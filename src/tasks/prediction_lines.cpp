@@ -1,9 +1,9 @@
 // write_prediction_lines: a prediction's JSON lines to --output atomically, or to the console.
-#include "train/prediction_output.h"
+#include "tasks/prediction_lines.h"
 
 #include "berth/core/atomic_file.h"
 
-namespace berth::train {
+namespace berth::tasks {
 
 void write_prediction_lines(const std::string& output, std::ostream& out, std::ostream& log, size_t count,
                             const std::string& things, const std::function<void(std::ostream&)>& write) {
@@ -16,4 +16,4 @@ void write_prediction_lines(const std::string& output, std::ostream& out, std::o
   log << "predict: " << count << " " << things << " -> " << output << "\n";
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

@@ -1,5 +1,5 @@
 // seqeval's default-mode entities and scores, as run_ner.py reports them.
-#include "berth/train/seqeval_metrics.h"
+#include "berth/tasks/seqeval_metrics.h"
 
 #include "berth/core/error.h"
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-namespace berth::train {
+namespace berth::tasks {
 namespace {
 
 // A tag split as seqeval splits it: its first character (the prefix) and the type after the first '-' that
@@ -131,4 +131,4 @@ std::map<std::string, double> token_classification_metrics(const at::Tensor& log
   return {{"precision", s.precision}, {"recall", s.recall}, {"f1", s.f1}, {"accuracy", s.accuracy}};
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

@@ -1,11 +1,11 @@
 // Token-classification data for berth train and eval: word/tag files through WordTagDataset, the label list
 // as run_ner.py chooses it.
-#include "berth/train/token_classification_data.h"
+#include "berth/tasks/token_classification_data.h"
 
 #include "berth/core/error.h"
 #include "berth/data/word_tag_dataset.h"
 
-namespace berth::train {
+namespace berth::tasks {
 
 std::string tokens_column(const data::DatasetSource& source) {
   return source.text_column == "text" ? "tokens" : source.text_column;
@@ -63,4 +63,4 @@ TokenClassificationData load_token_classification_data(const data::DatasetSource
   return out;
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

@@ -1,5 +1,5 @@
 // SQuAD v1.1 and v2.0 exact match and F1, as the official evaluation scripts define them.
-#include "berth/train/squad_metrics.h"
+#include "berth/tasks/squad_metrics.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 
 #include "berth/core/error.h"
 
-namespace berth::train {
+namespace berth::tasks {
 namespace {
 
 bool is_ascii_punctuation(unsigned char c) { return c < 128 && std::ispunct(c); }
@@ -157,4 +157,4 @@ std::map<std::string, double> squad_v2_metrics(const std::vector<std::string>& p
   return out;
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks

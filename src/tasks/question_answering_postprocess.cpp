@@ -1,5 +1,5 @@
 // utils_qa.py's postprocess_qa_predictions over berth's question-answering features.
-#include "berth/train/question_answering_postprocess.h"
+#include "berth/tasks/question_answering_postprocess.h"
 
 #include <ATen/ATen.h>
 
@@ -9,7 +9,7 @@
 
 #include "berth/core/error.h"
 
-namespace berth::train {
+namespace berth::tasks {
 namespace {
 
 struct Candidate {
@@ -124,4 +124,4 @@ std::vector<QuestionAnsweringAnswer> postprocess_qa_predictions(
   return answers;
 }
 
-}  // namespace berth::train
+}  // namespace berth::tasks
