@@ -1,6 +1,7 @@
 // Times one AdamW step over BERT-base's 109.5M float32 parameters, as one flat buffer and as its 201 tensors:
-// berth's fused kernel (each ISA this CPU has), berth::optim::AdamW and torch::optim::AdamW, against a
-// STREAM-like loop moving the same bytes (the memory-bandwidth bound), all in the same run on the same data.
+// berth's fused kernel (each ISA this CPU has), berth::optim::AdamW, torch's fused kernel (_fused_adamw_,
+// what torch.optim.AdamW(fused=True) runs) and torch::optim::AdamW, against a STREAM-like loop moving the
+// same bytes (the memory-bandwidth bound), all in the same run on the same data.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -125,6 +126,30 @@ std::unique_ptr<torch::optim::AdamW> torch_adamw(const std::vector<at::Tensor>& 
 }
 
 // Prints the layout's table and returns its JSON fields.
+// What torch.optim.AdamW(fused=True) runs on the CPU: ATen's _fused_adamw_ over a group's tensors (the
+// Python optimizer adds 1 to the step tensors before it; a fixed step times the same kernel).
+struct TorchFused {
+  std::vector<at::Tensor> p, g, m, v, steps;
+  double weight_decay = 0.01;
+  void step(double lr) {
+    at::_fused_adamw_(p, g, m, v, {}, steps, lr, 0.9, 0.999, weight_decay, 1e-8, false, false);
+  }
+};
+
+TorchFused torch_fused(const Buffers& b, bool matrices, double weight_decay) {
+  TorchFused f;
+  f.weight_decay = weight_decay;
+  for (std::size_t i = 0; i < b.p.size(); ++i) {
+    if ((b.p[i].dim() > 1) != matrices && b.p.size() > 1) continue;
+    f.p.push_back(b.p[i]);
+    f.g.push_back(b.g[i]);
+    f.m.push_back(torch::zeros_like(b.p[i]));
+    f.v.push_back(torch::zeros_like(b.p[i]));
+    f.steps.push_back(torch::ones({}));
+  }
+  return f;
+}
+
 std::string report(const std::string& layout, const std::vector<Variant>& variants, double bytes) {
   const double bound_ms = median(variants.at(0).ms);
   double torch_ms = 0;
@@ -192,6 +217,8 @@ int main(int argc, char** argv) {
            "berth adamw_step_flat (" + isa + ")",
            [&, isa] { berth::optim::adamw_step_flat_isa(isa, p, g, m, v, numel, decay_scalars); },
            {}});
+    TorchFused fused = torch_fused(b, true, 0.01);
+    variants.push_back({"torch_fused", "torch _fused_adamw_ (fused=True)", [&] { fused.step(lr); }, {}});
     b.p[0].mutable_grad() = b.g[0];
     std::unique_ptr<torch::optim::AdamW> theirs = torch_adamw({b.p[0]}, lr);
     variants.push_back({"torch", "torch::optim::AdamW", [&] { theirs->step(); }, {}});
@@ -230,6 +257,14 @@ int main(int argc, char** argv) {
     options.lr = lr;
     berth::optim::AdamW ours({decay, no_decay}, options);
     variants.push_back({"berth_adamw", "berth::optim::AdamW (dispatched)", [&] { ours.step(); }, {}});
+    TorchFused fused_decay = torch_fused(b, true, 0.01), fused_no_decay = torch_fused(b, false, 0.0);
+    variants.push_back({"torch_fused",
+                        "torch _fused_adamw_ (fused=True)",
+                        [&] {
+                          fused_decay.step(lr);
+                          fused_no_decay.step(lr);
+                        },
+                        {}});
     std::unique_ptr<torch::optim::AdamW> theirs = torch_adamw(b.p, lr);
     variants.push_back({"torch", "torch::optim::AdamW", [&] { theirs->step(); }, {}});
     time_rounds(variants, reps);

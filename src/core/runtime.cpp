@@ -2,6 +2,7 @@
 #include "berth/core/runtime.h"
 
 #include <ATen/Parallel.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "berth/core/error.h"
 #include "core/text.h"
 
-extern "C" void omp_display_env(int verbose) __attribute__((weak));
 extern "C" int omp_get_max_threads() __attribute__((weak));
 
 namespace berth::runtime {
@@ -108,7 +108,11 @@ unsigned long long spin_count_from_startup_env() {
 
 std::optional<unsigned long long> openmp_spin_count() {
   // libgomp reports its start-up settings only through omp_display_env, which prints to stderr; point
-  // stderr at a temporary file for the call. Weak, so a process without libgomp reads as unknown.
+  // stderr at a temporary file for the call. Looked up at run time: it is OpenMP 5.1's (symbol version
+  // OMP_5.1), which the libgomp the torch wheel bundles lacks, and a direct reference from code built with
+  // -fopenmp would bind to that version and fail to load there.
+  using DisplayEnv = void (*)(int);
+  const auto omp_display_env = reinterpret_cast<DisplayEnv>(dlsym(RTLD_DEFAULT, "omp_display_env"));
   if (omp_display_env == nullptr) {
     if (omp_get_max_threads == nullptr) return std::nullopt;
     return spin_count_from_startup_env();
