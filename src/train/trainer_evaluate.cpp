@@ -103,7 +103,8 @@ PredictionOutput Trainer::predict(const data::TokenizedDataset& dataset, const s
   return predict_classes(dataset, prefix);
 }
 
-// A language model's evaluation is its loss (and perplexity): the logits, (N, T, vocab), are not kept. As in
+// A language model's evaluation is its loss (and perplexity): the logits, (N, T, vocab), are not kept (and a
+// masked LM decodes only its labeled tokens, LossOnlyForward). As in
 // HF's evaluation loop, each batch's mean loss counts once per row of the batch, and the mean is over the
 // dataset's rows (a row the sampler repeats to even out the ranks counts once).
 PredictionOutput Trainer::predict_language_model(const data::TokenizedDataset& dataset,
@@ -114,6 +115,7 @@ PredictionOutput Trainer::predict_language_model(const data::TokenizedDataset& d
   data::DataLoader loader(dataset, options);
   model_->module().eval();
   torch::NoGradGuard no_grad;
+  const LossOnlyForward loss_only(*model_, !loss_reads_logits());
   std::vector<float> row_losses;
   int64_t batches = 0;
   for (const Batch& cpu_batch : loader) {

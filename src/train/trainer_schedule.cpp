@@ -73,6 +73,10 @@ at::Tensor Trainer::task_loss(const at::Tensor& logits, const at::Tensor& labels
   return model_->loss(logits, labels);
 }
 
+bool Trainer::loss_reads_logits() const {
+  return args_.label_smoothing_factor != 0 && label_smoothing_for(model_->info()) == LabelSmoothing::Applies;
+}
+
 // HF warns and trains without smoothing for multi-label classification; question answering's batches have
 // no "labels", so HF never smooths them. Regression is refused (label_smoothing_for).
 void Trainer::warn_about_label_smoothing() {

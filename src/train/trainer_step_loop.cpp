@@ -75,6 +75,7 @@ void Trainer::micro_step(Run& run, const Batch& cpu_batch, bool step_ends) {
   TaskOutput output;
   {
     const AutocastGuard autocast(precision_.precision, device_.type());
+    const LossOnlyForward loss_only(*model_, !loss_reads_logits());
     output = model_->forward_batch(batch);
   }
   check_tensor_on(output.loss, "loss", device_);

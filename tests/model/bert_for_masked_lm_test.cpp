@@ -50,6 +50,38 @@ TEST(BertForMaskedLm, LogitsLossAndGradientsMatchTransformers) {
   EXPECT_EQ(compared, golden_grads);
 }
 
+// The Trainer's loss-only forward decodes the labeled tokens only: their rows of HF's logits, HF's loss and
+// gradients.
+TEST(BertForMaskedLm, LossOnlyForwardDecodesTheLabeledTokensWithTransformersLossAndGradients) {
+  auto loaded = load_task_model(bert_mlm_dir());
+  TaskModel& model = *loaded.model;
+  model.module().eval();
+  const auto golden = io::SafetensorsFile::open(bert_mlm_dir() + "/golden.safetensors");
+  Batch batch;
+  for (const char* name : {"input_ids", "attention_mask", "token_type_ids", "labels"})
+    batch[name] = golden.tensor(name);
+  const at::Tensor rows = (batch.at("labels").reshape({-1}) != -100).nonzero().reshape({-1});
+  ASSERT_LT(rows.numel(), batch.at("labels").numel());
+  TaskOutput out;
+  {
+    const LossOnlyForward loss_only(model);
+    out = model.forward_batch(batch);
+  }
+  const at::Tensor dense = golden.tensor("logits");
+  ASSERT_EQ(out.logits.sizes(), (std::vector<int64_t>{rows.numel(), dense.size(-1)}));
+  EXPECT_LE(bert_mlm_diff(out.logits, dense.reshape({-1, dense.size(-1)}).index_select(0, rows)), 1e-5);
+  EXPECT_LE(bert_mlm_diff(out.loss, golden.tensor("loss")), 1e-5);
+  out.loss.backward();
+  for (const auto& param : model.module().named_parameters())
+    EXPECT_LE(bert_mlm_diff(param.value().grad(), golden.tensor("grad." + param.key())), 1e-4) << param.key();
+  // Labels that do not match the tokens: the shapes, and the fix.
+  batch["labels"] = batch.at("labels").slice(1, 0, 3);
+  const LossOnlyForward loss_only(model);
+  testing::expect_contains(
+      testing::error_text([&] { model.forward_batch(batch); }),
+      {"BertForMaskedLM: labels have shape", "but input_ids", "Fix: give one label per token"});
+}
+
 TEST(BertForMaskedLm, SavesWhatTransformersSavesAndLoadsItBack) {
   testing::TempDir dir;
   auto loaded = load_task_model(bert_mlm_dir());

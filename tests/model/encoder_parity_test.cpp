@@ -73,6 +73,8 @@ berth::Batch encoder_golden_batch(const berth::io::SafetensorsFile& golden) {
   return batch;
 }
 
+void expect_encoder_gradients(berth::TaskModel& model, const berth::io::SafetensorsFile& golden);
+
 std::set<std::string> encoder_saved_names(const std::string& dir) {
   const auto names = berth::io::SafetensorsFile::open(dir + "/model.safetensors").names();
   return {names.begin(), names.end()};
@@ -103,6 +105,45 @@ TEST_P(EncoderGoldenCase, LogitsLossAndGradientsMatchHf) {
   expect_encoder_close(out.logits, golden.tensor("logits"), "logits");
   expect_encoder_close(out.loss, golden.tensor("loss"), "loss");
   out.loss.backward();
+  expect_encoder_gradients(model, golden);
+}
+
+// A loss-only forward (the Trainer's) decodes a masked LM's labeled tokens only: HF's logits at those rows,
+// HF's loss and gradients.
+class EncoderMaskedLmCase : public ::testing::TestWithParam<EncoderCase> {};
+
+std::vector<EncoderCase> masked_lm_cases() {
+  std::vector<EncoderCase> out;
+  for (const EncoderCase& c : encoder_cases())
+    if (c.task == ModelTask::MaskedLM) out.push_back(c);
+  return out;
+}
+
+TEST_P(EncoderMaskedLmCase, LossOnlyForwardDecodesTheLabeledTokensWithHfsLossAndGradients) {
+  const std::string dir = encoder_case_dir(GetParam().name);
+  auto loaded = berth::load_task_model(dir, {}, GetParam().task);
+  berth::TaskModel& model = *loaded.model;
+  model.module().eval();
+  const auto golden = berth::io::SafetensorsFile::open(dir + "/golden.safetensors");
+  const at::Tensor labels = golden.tensor("labels").reshape({-1});
+  const at::Tensor rows = (labels != -100).nonzero().reshape({-1});
+  ASSERT_GT(rows.numel(), 0);
+  ASSERT_LT(rows.numel(), labels.numel()) << "the golden labels every token: nothing to leave out";
+  berth::TaskOutput out;
+  {
+    const berth::LossOnlyForward loss_only(model);
+    out = model.forward_batch(encoder_golden_batch(golden));
+  }
+  EXPECT_FALSE(model.loss_only());
+  const at::Tensor dense = golden.tensor("logits");
+  expect_encoder_close(out.logits, dense.reshape({-1, dense.size(-1)}).index_select(0, rows), "logits");
+  expect_encoder_close(out.loss, golden.tensor("loss"), "loss");
+  out.loss.backward();
+  expect_encoder_gradients(model, golden);
+}
+
+// Every parameter's gradient against HF's, and every HF parameter one of berth's (a tied one once).
+void expect_encoder_gradients(berth::TaskModel& model, const berth::io::SafetensorsFile& golden) {
   std::set<std::string> checked;
   for (const auto& param : model.module().named_parameters()) {
     ASSERT_TRUE(golden.contains("grad." + param.key())) << param.key() << " is not one of HF's parameters";
@@ -143,6 +184,8 @@ TEST_P(EncoderGoldenCase, SavePretrainedWritesHfNamesAndReloads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Goldens, EncoderGoldenCase, ::testing::ValuesIn(encoder_cases()),
+                         [](const ::testing::TestParamInfo<EncoderCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Goldens, EncoderMaskedLmCase, ::testing::ValuesIn(masked_lm_cases()),
                          [](const ::testing::TestParamInfo<EncoderCase>& info) { return info.param.name; });
 
 // A copy of golden case `name` with config.json's `field` set to the JSON `value`.

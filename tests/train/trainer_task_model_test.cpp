@@ -36,6 +36,7 @@ struct ToyClassifierImpl : torch::nn::Module, TaskModel {
 
   // input_ids, attention_mask: (B, T) -> logits (B, 2)
   TaskOutput forward_batch(const Batch& batch) override {
+    ++(loss_only() ? loss_only_forwards : full_forwards);
     const at::Tensor mask = batch.at("attention_mask").unsqueeze(-1).to(at::kFloat);  // (B, T, 1)
     const at::Tensor tokens = run_block("embed", batch.at("input_ids"), [&](const at::Tensor& ids) {
       return embed(ids);  // (B, T, 8)
@@ -74,7 +75,9 @@ struct ToyClassifierImpl : torch::nn::Module, TaskModel {
 
   torch::nn::Embedding embed{nullptr};
   torch::nn::Linear head{nullptr};
-  int64_t hooked_blocks = 0;  // blocks run with hooks installed (ZeRO-3's)
+  int64_t hooked_blocks = 0;       // blocks run with hooks installed (ZeRO-3's)
+  int64_t loss_only_forwards = 0;  // forward_batch calls under LossOnlyForward
+  int64_t full_forwards = 0;
 
  private:
   std::shared_ptr<LayerHooks> hooks_;
@@ -129,6 +132,27 @@ TEST(TrainerTaskModel, ATaskModelThatIsNotBertTrainsEvaluatesSavesAndPredicts) {
   std::ifstream report(dir.file("out/report.html"));
   const std::string html((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
   EXPECT_TRUE(berth::testing::contains(html, "ToyClassifier, a bag of 8-wide embeddings"));
+}
+
+// The training steps read only the loss, so they ask for a loss-only forward (a masked LM then decodes its
+// labeled tokens alone); evaluation reads the logits, and so does a step under label smoothing.
+TEST(TrainerTaskModel, TrainingStepsRunLossOnlyUnlessLabelSmoothingReadsTheLogits) {
+  TempDir dir;
+  for (const double smoothing : {0.0, 0.1}) {
+    TrainingArguments args = toy_args(dir.file("out"));
+    args.num_train_epochs = 1;
+    args.label_smoothing_factor = smoothing;
+    std::ostringstream console;
+    auto trainer = toy_trainer(args, &console);
+    trainer->train();     // 64 rows in batches of 8
+    trainer->evaluate();  // 32 rows
+    auto& toy = dynamic_cast<ToyClassifierImpl&>(*trainer->model());
+    EXPECT_FALSE(toy.loss_only());
+    EXPECT_EQ(toy.loss_only_forwards, smoothing == 0 ? 8 : 0) << "label_smoothing_factor " << smoothing;
+    const int64_t eval_batches = 32 / args.per_device_eval_batch_size;
+    EXPECT_EQ(toy.full_forwards, (smoothing == 0 ? 0 : 8) + eval_batches)
+        << "label_smoothing_factor " << smoothing;
+  }
 }
 
 std::map<std::string, at::Tensor> trained_weights(const TrainingArguments& args, std::ostream* console,

@@ -80,7 +80,9 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   at::Tensor run_layer(size_t index, const std::string& block, torch::nn::Module& layer,
                        const at::Tensor& input, const BlockForward& fn);
   // fn(input) as a second use of the word embeddings' block: a masked-LM head's tied decoder, which reads the
-  // word embeddings again (called inside the head block that holds the decoder's bias).
+  // word embeddings again (called inside the head block that holds the decoder's bias). input (B, T, C) ->
+  // fn's (B, T, vocab); in a loss-only forward with labels, fn runs on the labeled tokens' rows only:
+  // (N, C) -> (N, vocab).
   at::Tensor run_tied_decoder(const at::Tensor& input,
                               const std::function<at::Tensor(const at::Tensor&)>& fn);
   // The hook blocks in forward order: `embeddings` (the base model's embedding blocks, the first holding the
@@ -91,12 +93,17 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   void set_shape(const EncoderShape& shape) { shape_ = shape; }
 
  private:
+  // forward_batch for a masked LM: in a loss-only forward with labels, the decoder sees the labeled rows
+  // only.
+  TaskOutput forward_masked_lm(const at::Tensor& input_ids, const Batch& batch);
+
   PretrainedConfig config_;
   ModelTask task_;
   CheckpointLayout layout_;
   EncoderShape shape_;
   std::vector<std::string> blocks_;
   std::string word_embeddings_block_;
+  at::Tensor decoded_rows_;  // (N,) int64: the tokens a loss-only masked-LM forward decodes; undefined: all
   std::shared_ptr<LayerHooks> hooks_;
 };
 

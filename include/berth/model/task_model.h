@@ -74,9 +74,33 @@ class TaskModel : public LayeredModel {
   // Whether set_gradient_checkpointing takes effect: berth's families checkpoint their layers; another
   // TaskModel (a user's) does not, and the Trainer refuses gradient_checkpointing for it (HF raises too).
   virtual bool supports_gradient_checkpointing() const { return false; }
+  // Whether forward_batch may leave out what its loss does not read (LossOnlyForward sets it). A model that
+  // ignores it computes everything, which is always correct.
+  bool loss_only() const { return loss_only_; }
+  void set_loss_only(bool on) { loss_only_ = on; }
 
  private:
   GradientCheckpointing gradient_checkpointing_;
+  bool loss_only_ = false;
+};
+
+// While alive, `model`'s forward_batch may compute only what its loss needs, for callers that read the loss
+// and not the logits (the Trainer's training steps and a language model's evaluation): a masked LM then runs
+// its decoder on the labeled tokens only (ModernBERT's sparse_prediction, for every encoder family), so its
+// logits are (N, vocab) for the N tokens whose label is not -100, in the batch's row-major order, and the
+// loss is HF's. The model's previous setting comes back when the guard ends.
+class LossOnlyForward {
+ public:
+  explicit LossOnlyForward(TaskModel& model, bool on = true) : model_(model), before_(model.loss_only()) {
+    model_.set_loss_only(on);
+  }
+  ~LossOnlyForward() { model_.set_loss_only(before_); }
+  LossOnlyForward(const LossOnlyForward&) = delete;
+  LossOnlyForward& operator=(const LossOnlyForward&) = delete;
+
+ private:
+  TaskModel& model_;
+  bool before_;
 };
 
 // The batch's tensor `name`, or an undefined tensor when the batch has none (a model's optional inputs).

@@ -163,6 +163,9 @@ class Trainer {
   // HF's compute_loss: LabelSmoother's loss of `logits` against `labels` under label_smoothing_factor
   // where HF applies it, else `model_loss` (computed from logits and labels when undefined).
   at::Tensor task_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& model_loss);
+  // Whether task_loss reads the logits (label smoothing applies); else the forwards that feed it run
+  // loss-only (LossOnlyForward).
+  bool loss_reads_logits() const;
   void warn_about_label_smoothing();
   // eval_on_start, and reduce_lr_on_plateau's step on the evaluated metric (trainer_schedule.cpp).
   void evaluate_on_start();
