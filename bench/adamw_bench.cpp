@@ -125,7 +125,6 @@ std::unique_ptr<torch::optim::AdamW> torch_adamw(const std::vector<at::Tensor>& 
   return std::make_unique<torch::optim::AdamW>(std::move(groups), decay_options);
 }
 
-// Prints the layout's table and returns its JSON fields.
 // What torch.optim.AdamW(fused=True) runs on the CPU: ATen's _fused_adamw_ over a group's tensors (the
 // Python optimizer adds 1 to the step tensors before it; a fixed step times the same kernel).
 struct TorchFused {
@@ -150,6 +149,7 @@ TorchFused torch_fused(const Buffers& b, bool matrices, double weight_decay) {
   return f;
 }
 
+// Prints the layout's table and returns its JSON fields.
 std::string report(const std::string& layout, const std::vector<Variant>& variants, double bytes) {
   const double bound_ms = median(variants.at(0).ms);
   double torch_ms = 0;

@@ -89,7 +89,8 @@ at::Tensor EncoderTaskModel::logits(const at::Tensor& input_ids, const at::Tenso
 
 TaskOutput EncoderTaskModel::forward_batch(const Batch& batch) {
   const at::Tensor& ids = batch_input_ids(batch, layout_.architecture);
-  if (task_ == ModelTask::MaskedLM) return forward_masked_lm(ids, batch);
+  if (task_ == ModelTask::MaskedLM && loss_only() && batch_input(batch, "labels").defined())
+    return forward_labeled_tokens(ids, batch);
   TaskOutput out;
   out.logits = logits(ids, batch_input(batch, "attention_mask"), batch_input(batch, "token_type_ids"));
   if (task_ == ModelTask::QuestionAnswering) {
@@ -110,24 +111,18 @@ TaskOutput EncoderTaskModel::forward_batch(const Batch& batch) {
 // The decoder over the vocabulary is most of a small masked LM's FLOPs and memory (bert-tiny's 16k vocab:
 // 80% of the forward), while the loss reads the 15% of tokens that are masked: a loss-only forward decodes
 // those rows alone, as ModernBERT's sparse_prediction does, with the same loss and gradients.
-TaskOutput EncoderTaskModel::forward_masked_lm(const at::Tensor& input_ids, const Batch& batch) {
+TaskOutput EncoderTaskModel::forward_labeled_tokens(const at::Tensor& input_ids, const Batch& batch) {
   const at::Tensor labels = batch_input(batch, "labels");
-  const at::Tensor mask = batch_input(batch, "attention_mask");
-  const at::Tensor types = batch_input(batch, "token_type_ids");
-  TaskOutput out;
-  if (!loss_only() || !labels.defined()) {
-    out.logits = logits(input_ids, mask, types);
-    if (labels.defined()) out.loss = loss(out.logits, labels);
-    return out;
-  }
   BERTH_CHECK(labels.numel() == input_ids.numel(), layout_.architecture, ": labels have shape ",
               encoder_shape_of(labels), " but input_ids ", encoder_shape_of(input_ids),
               ". Fix: give one label per token (-100 for tokens left out)");
   check_tensor_on(labels, "labels", input_ids.device());
   const at::Tensor flat = labels.reshape({-1}).to(at::kLong);
   decoded_rows_ = (flat != -100).nonzero().reshape({-1});
+  TaskOutput out;
   try {
-    out.logits = logits(input_ids, mask, types);  // (N, vocab)
+    out.logits = logits(input_ids, batch_input(batch, "attention_mask"),
+                        batch_input(batch, "token_type_ids"));  // (N, vocab)
   } catch (...) {
     decoded_rows_ = at::Tensor();
     throw;

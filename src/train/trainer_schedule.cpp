@@ -63,12 +63,9 @@ TrainOutput Trainer::train(const std::optional<std::string>& resume_from_checkpo
 at::Tensor Trainer::task_loss(const at::Tensor& logits, const at::Tensor& labels,
                               const at::Tensor& model_loss) {
   // HF smooths only where the batch holds "labels" (question answering's positions are not).
-  if (args_.label_smoothing_factor != 0 && labels.defined()) {
-    const TaskModelInfo info = model_->info();
-    if (label_smoothing_for(info) == LabelSmoothing::Applies)
-      return label_smoothed_loss(logits, labels.to(logits.device()), args_.label_smoothing_factor,
-                                 tasks::task_recipe(info.task).traits().shifts_labels);
-  }
+  if (labels.defined() && loss_reads_logits())
+    return label_smoothed_loss(logits, labels.to(logits.device()), args_.label_smoothing_factor,
+                               tasks::task_recipe(model_->info().task).traits().shifts_labels);
   if (model_loss.defined()) return model_loss;
   return model_->loss(logits, labels);
 }

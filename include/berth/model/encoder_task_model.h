@@ -93,9 +93,8 @@ class EncoderTaskModel : public torch::nn::Module, public TaskModel {
   void set_shape(const EncoderShape& shape) { shape_ = shape; }
 
  private:
-  // forward_batch for a masked LM: in a loss-only forward with labels, the decoder sees the labeled rows
-  // only.
-  TaskOutput forward_masked_lm(const at::Tensor& input_ids, const Batch& batch);
+  // forward_batch for a masked LM in a loss-only forward with labels: the decoder sees the labeled rows only.
+  TaskOutput forward_labeled_tokens(const at::Tensor& input_ids, const Batch& batch);
 
   PretrainedConfig config_;
   ModelTask task_;
